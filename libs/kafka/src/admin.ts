@@ -1,0 +1,60 @@
+import type { Kafka } from 'kafkajs';
+import type { TopicSpec } from './topics.js';
+
+/**
+ * Creates every topic of the catalogue that does not exist yet (idempotent). Existing topics are
+ * left alone; a partition count that differs from the catalogue is reported, not changed, since
+ * changing it would move keys between partitions.
+ */
+export async function ensureTopics(
+  kafka: Kafka,
+  specs: readonly TopicSpec[],
+): Promise<{ created: string[]; mismatched: string[] }> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = specs.filter((s) => !existing.has(s.name));
+    if (missing.length > 0) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.name,
+          numPartitions: s.partitions,
+          replicationFactor: 1,
+          configEntries: Object.entries(s.configs).map(([name, value]) => ({ name, value })),
+        })),
+      });
+    }
+    const present = specs.filter((s) => existing.has(s.name));
+    const mismatched: string[] = [];
+    if (present.length > 0) {
+      const meta = await admin.fetchTopicMetadata({ topics: present.map((s) => s.name) });
+      for (const t of meta.topics) {
+        const spec = present.find((s) => s.name === t.name);
+        if (spec && t.partitions.length !== spec.partitions) {
+          mismatched.push(
+            `${t.name} has ${t.partitions.length} partitions, catalogue says ${spec.partitions}`,
+          );
+        }
+      }
+    }
+    return { created: missing.map((s) => s.name), mismatched };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Deletes every topic whose name starts with prefix (tests clean up their namespace). */
+export async function deleteTopicsWithPrefix(kafka: Kafka, prefix: string): Promise<string[]> {
+  if (prefix.length === 0) throw new RangeError('refusing to delete topics with an empty prefix');
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+    return topics;
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,23 @@
+/** Header names every Kairos message carries where they apply (DESIGN.md section 5). */
+export const HEADERS = {
+  jobId: 'kairos-job-id',
+  tenant: 'kairos-tenant',
+  epoch: 'kairos-epoch',
+  fence: 'kairos-fence',
+  attempt: 'kairos-attempt',
+  dueAt: 'kairos-due-at',
+  traceparent: 'traceparent',
+} as const;
+
+export type HeaderName = (typeof HEADERS)[keyof typeof HEADERS];
+
+/** Reads a header as a string whatever shape KafkaJS delivered it in. */
+export function headerString(
+  headers: Readonly<Record<string, Buffer | string | (Buffer | string)[] | undefined>> | undefined,
+  name: string,
+): string | undefined {
+  const raw = headers?.[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value : value.toString('utf8');
+}

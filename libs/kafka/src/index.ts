@@ -1,0 +1,5 @@
+export * from './topics.js';
+export * from './headers.js';
+export * from './client.js';
+export * from './admin.js';
+export * from './avro.js';

@@ -1,0 +1,113 @@
+/**
+ * The one topic catalogue. Every Kairos topic, its partition count and its configs are defined
+ * here; the stack CLI creates them, apps and tests derive names from it. A `prefix` namespaces
+ * every name so tests (and several deployments on one cluster) never collide.
+ */
+
+/** Resource classes that get a task topic and a DLQ unless a deployment configures others. */
+export const DEFAULT_RESOURCE_CLASSES = ['critical', 'default', 'cpu', 'io'] as const;
+
+export interface TopicSpec {
+  readonly name: string;
+  readonly partitions: number;
+  readonly configs: Readonly<Record<string, string>>;
+  readonly purpose: string;
+}
+
+export interface CatalogueOptions {
+  /** Prepended to every topic name. Default: '' (production names). */
+  readonly prefix?: string;
+  /** Resource classes to create task and DLQ topics for. Default: DEFAULT_RESOURCE_CLASSES. */
+  readonly resourceClasses?: readonly string[];
+  /**
+   * Partitions of `kairos.job-events`. The PostgreSQL shard of a job is murmur2(routing key) mod
+   * this number, so it must never change for an existing deployment. Default: 8.
+   */
+  readonly jobEventPartitions?: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const RESOURCE_CLASS_RE = /^[a-z][a-z0-9-]{0,31}$/;
+
+export interface TopicNames {
+  readonly scheduleRequests: string;
+  readonly scheduleRequestsRejected: string;
+  readonly scheduleRequestsReplies: string;
+  readonly jobEvents: string;
+  readonly taskResults: string;
+  tasks(resourceClass: string): string;
+  dlq(resourceClass: string): string;
+}
+
+export function topicNames(prefix = ''): TopicNames {
+  return {
+    scheduleRequests: `${prefix}schedule-requests`,
+    scheduleRequestsRejected: `${prefix}schedule-requests.rejected`,
+    scheduleRequestsReplies: `${prefix}schedule-requests.replies`,
+    jobEvents: `${prefix}kairos.job-events`,
+    taskResults: `${prefix}kairos.task-results`,
+    tasks: (rc) => `${prefix}kairos.tasks.${assertResourceClass(rc)}`,
+    dlq: (rc) => `${prefix}kairos.dlq.${assertResourceClass(rc)}`,
+  };
+}
+
+export function assertResourceClass(rc: string): string {
+  if (!RESOURCE_CLASS_RE.test(rc)) {
+    throw new RangeError(`resource class "${rc}" must match ${RESOURCE_CLASS_RE.source}`);
+  }
+  return rc;
+}
+
+export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
+  const names = topicNames(options.prefix ?? '');
+  const classes = options.resourceClasses ?? DEFAULT_RESOURCE_CLASSES;
+  const jobEventPartitions = options.jobEventPartitions ?? 8;
+  const week = String(7 * DAY_MS);
+  const specs: TopicSpec[] = [
+    {
+      name: names.scheduleRequests,
+      partitions: 4,
+      configs: { 'retention.ms': week },
+      purpose: 'producers → ingest: create/cancel/reschedule commands (Avro)',
+    },
+    {
+      name: names.scheduleRequestsRejected,
+      partitions: 1,
+      configs: { 'retention.ms': String(30 * DAY_MS) },
+      purpose: 'ingest → producers: rejected requests with reason and original bytes',
+    },
+    {
+      name: names.scheduleRequestsReplies,
+      partitions: 4,
+      configs: { 'retention.ms': String(DAY_MS) },
+      purpose: 'ingest → producers: accepted requests with job id and state',
+    },
+    {
+      name: names.jobEvents,
+      partitions: jobEventPartitions,
+      configs: { 'retention.ms': week },
+      purpose: 'Debezium outbox router → delay-tier, tracker (key = routing key)',
+    },
+    {
+      name: names.taskResults,
+      partitions: 4,
+      configs: { 'retention.ms': week },
+      purpose: 'workers → tracker: attempt results tagged with epoch, fence and attempt',
+    },
+  ];
+  for (const rc of classes) {
+    specs.push({
+      name: names.tasks(rc),
+      partitions: 4,
+      configs: { 'retention.ms': week },
+      purpose: `delay-tier → workers of resource class ${rc}`,
+    });
+    specs.push({
+      name: names.dlq(rc),
+      partitions: 1,
+      configs: { 'retention.ms': String(90 * DAY_MS) },
+      purpose: `tracker → replay tooling: dead letters of resource class ${rc}`,
+    });
+  }
+  return specs;
+}

@@ -1,0 +1,1 @@
+export { withScripts, scriptSource, type KairosScripts, type ScriptName } from './scripts.js';

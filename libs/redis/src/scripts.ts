@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Redis } from 'ioredis';
+
+/**
+ * Every atomic state change is one Lua file in ./scripts with its KEYS/ARGV documented at the
+ * top. This table says how many KEYS each takes; ioredis loads them with EVALSHA and falls back
+ * to EVAL after a Redis restart flushed the script cache.
+ */
+const SCRIPTS = {
+  serverTime: { file: 'server-time.lua', numberOfKeys: 0 },
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+const SCRIPT_DIR = resolve(import.meta.dirname, 'scripts');
+
+export function scriptSource(name: ScriptName): string {
+  return readFileSync(resolve(SCRIPT_DIR, SCRIPTS[name].file), 'utf8');
+}
+
+export interface KairosScripts {
+  serverTime(): Promise<number>;
+}
+
+/** Defines every Kairos script as a command on the client (idempotent per client). */
+export function withScripts(redis: Redis): Redis & KairosScripts {
+  for (const [name, def] of Object.entries(SCRIPTS)) {
+    if (!(name in redis)) {
+      redis.defineCommand(name, { numberOfKeys: def.numberOfKeys, lua: scriptSource(name as ScriptName) });
+    }
+  }
+  return redis as Redis & KairosScripts;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Command } from 'commander';
+import { bootstrap } from './bootstrap.js';
+import { serviceUrls, stackConfigFromEnv } from './config.js';
+import { MissingPrerequisite } from './prereqs.js';
+import { formatStates } from './print.js';
+import { serviceByName } from './services/index.js';
+import { down, logFileFor, reset, status, up } from './stack.js';
+
+// The environment is read here, at the entry point, and nowhere else.
+const root = resolve(import.meta.dirname, '..', '..');
+const cfg = stackConfigFromEnv(root);
+const log = (line: string) => console.log(line);
+
+const program = new Command('stack').description('Kairos local stack: real services, no Docker');
+
+program
+  .command('up')
+  .description('start every service that is not healthy yet, create topics, register connectors')
+  .action(async () => {
+    const t0 = Date.now();
+    const states = await up(cfg, log);
+    await bootstrap(cfg, log);
+    console.log(formatStates(states));
+    console.log(
+      `stack up in ${((Date.now() - t0) / 1000).toFixed(1)} s; logs in ${resolve(cfg.dataDir, 'logs')}`,
+    );
+  });
+
+program
+  .command('status')
+  .description('health, pid, memory and address of each service')
+  .action(async () => {
+    const states = await status(cfg);
+    console.log(formatStates(states));
+    if (states.some((s) => !s.healthy)) process.exitCode = 1;
+  });
+
+program
+  .command('down')
+  .description('stop every process the stack started')
+  .action(() => down(cfg, log));
+
+program
+  .command('reset')
+  .description('stop everything and delete all data and logs (the jar cache stays)')
+  .action(() => reset(cfg, log));
+
+program
+  .command('logs')
+  .argument('<service>', 'postgres | redis | kafka | connect | registry')
+  .option('-f, --follow', 'keep following the log')
+  .option('-n, --lines <n>', 'lines to show', '100')
+  .description('show the log of one service')
+  .action((name: string, opts: { follow?: boolean; lines: string }) => {
+    const file = logFileFor(cfg, serviceByName(name).name);
+    if (!existsSync(file)) throw new Error(`no log yet at ${file}`);
+    const tail = spawn('tail', ['-n', opts.lines, ...(opts.follow ? ['-f'] : []), file], {
+      stdio: 'inherit',
+    });
+    return new Promise<void>((done) => tail.on('exit', () => done()));
+  });
+
+program
+  .command('env')
+  .description('print the KAIROS_* variables that point clients, apps and tests at this stack')
+  .action(() => {
+    for (const [k, v] of Object.entries(serviceUrls(cfg))) console.log(`export ${k}=${v}`);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof MissingPrerequisite) console.error(err.message);
+  else console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

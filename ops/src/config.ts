@@ -1,0 +1,90 @@
+import { resolve } from 'node:path';
+
+/** Everything the local stack needs to know, compiled once from the environment at the CLI entry. */
+export interface StackConfig {
+  readonly root: string;
+  /** All data and logs; `reset` deletes it. Default: <root>/.kairos */
+  readonly dataDir: string;
+  /** Maven-resolved jars; survives `reset`. Default: <root>/.cache/jars */
+  readonly jarCache: string;
+  readonly host: string;
+  readonly ports: {
+    readonly postgres: number;
+    readonly redis: number;
+    readonly kafka: number;
+    readonly kafkaController: number;
+    readonly connect: number;
+    readonly registry: number;
+  };
+  /** JVM max heaps; the three add up to ~1.9 GiB by default (the budget is 2.5 GiB). */
+  readonly heaps: { readonly kafka: string; readonly connect: string; readonly registry: string };
+  readonly redisMaxMemory: string;
+  /** Partitions of kairos.job-events (fixed for the life of a deployment: shard = murmur2 mod P). */
+  readonly jobEventPartitions: number;
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    throw new RangeError(`${name}=${raw} is not a TCP port (1-65535)`);
+  }
+  return n;
+}
+
+function heap(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] ?? fallback;
+  if (!/^\d+[mg]$/i.test(raw)) throw new RangeError(`${name}=${raw} must look like 512m or 1g`);
+  return raw;
+}
+
+export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = process.env): StackConfig {
+  const partitions = Number(env.KAIROS_JOB_EVENT_PARTITIONS ?? '8');
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > 256) {
+    throw new RangeError(`KAIROS_JOB_EVENT_PARTITIONS=${env.KAIROS_JOB_EVENT_PARTITIONS} must be 1-256`);
+  }
+  return {
+    root,
+    dataDir: resolve(root, env.KAIROS_STACK_DIR ?? '.kairos'),
+    jarCache: resolve(root, env.KAIROS_JAR_CACHE ?? '.cache/jars'),
+    host: '127.0.0.1',
+    ports: {
+      postgres: port(env, 'KAIROS_PG_PORT', 55432),
+      redis: port(env, 'KAIROS_REDIS_PORT', 56379),
+      kafka: port(env, 'KAIROS_KAFKA_PORT', 59092),
+      kafkaController: port(env, 'KAIROS_KAFKA_CONTROLLER_PORT', 59093),
+      connect: port(env, 'KAIROS_CONNECT_PORT', 58083),
+      registry: port(env, 'KAIROS_REGISTRY_PORT', 58081),
+    },
+    heaps: {
+      kafka: heap(env, 'KAIROS_KAFKA_HEAP', '768m'),
+      connect: heap(env, 'KAIROS_CONNECT_HEAP', '640m'),
+      registry: heap(env, 'KAIROS_REGISTRY_HEAP', '512m'),
+    },
+    redisMaxMemory: env.KAIROS_REDIS_MAXMEMORY ?? '1gb',
+    jobEventPartitions: partitions,
+  };
+}
+
+/** The URLs clients use; the same names the test setup and the apps read (KAIROS_*). */
+export function serviceUrls(cfg: StackConfig): Record<string, string> {
+  const h = cfg.host;
+  return {
+    KAIROS_PG_URL: `postgres://kairos@${h}:${cfg.ports.postgres}/kairos`,
+    KAIROS_REDIS_URL: `redis://${h}:${cfg.ports.redis}`,
+    KAIROS_KAFKA_BROKERS: `${h}:${cfg.ports.kafka}`,
+    KAIROS_CONNECT_URL: `http://${h}:${cfg.ports.connect}`,
+    KAIROS_REGISTRY_URL: `http://${h}:${cfg.ports.registry}/apis/ccompat/v7`,
+  };
+}
+
+export const dirs = (cfg: StackConfig) => ({
+  logs: resolve(cfg.dataDir, 'logs'),
+  run: resolve(cfg.dataDir, 'run'),
+  postgres: resolve(cfg.dataDir, 'postgres'),
+  redis: resolve(cfg.dataDir, 'redis'),
+  kafka: resolve(cfg.dataDir, 'kafka'),
+  connect: resolve(cfg.dataDir, 'connect'),
+  registry: resolve(cfg.dataDir, 'registry'),
+});

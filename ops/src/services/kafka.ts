@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '@kairos/kafka';
+import { dirs, type StackConfig } from '../config.js';
+import { spawnDetached } from '../proc.js';
+import { writeLog4j2Config } from './log4j.js';
+import type { ServiceDef } from './types.js';
+
+export function jvmClasspath(dir: string): string {
+  return `${dir}/*`;
+}
+
+function serverProperties(cfg: StackConfig, logDir: string): string {
+  const { host } = cfg;
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@${host}:${cfg.ports.kafkaController}`,
+    `listeners=PLAINTEXT://${host}:${cfg.ports.kafka},CONTROLLER://${host}:${cfg.ports.kafkaController}`,
+    `advertised.listeners=PLAINTEXT://${host}:${cfg.ports.kafka}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    `log.dirs=${logDir}`,
+    'num.partitions=1',
+    'offsets.topic.replication.factor=1',
+    'offsets.topic.num.partitions=8',
+    'transaction.state.log.replication.factor=1',
+    'transaction.state.log.min.isr=1',
+    'share.coordinator.state.topic.replication.factor=1',
+    'share.coordinator.state.topic.min.isr=1',
+    // One broker on a laptop: no reason to make the first consumer group wait 3 s.
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=false',
+    'delete.topic.enable=true',
+    '',
+  ].join('\n');
+}
+
+export const kafka: ServiceDef = {
+  name: 'kafka',
+  dependsOn: [],
+  startTimeoutMs: 120_000,
+  listens: (cfg) => `${cfg.host}:${cfg.ports.kafka} (controller ${cfg.host}:${cfg.ports.kafkaController})`,
+  async healthy(cfg) {
+    const admin = createKafka({
+      brokers: [`${cfg.host}:${cfg.ports.kafka}`],
+      clientId: 'kairos-stack-health',
+      connectionTimeoutMs: 1000,
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 0 },
+    }).admin();
+    try {
+      await admin.connect();
+      const cluster = await admin.describeCluster();
+      return cluster.brokers.length > 0 && cluster.controller !== null;
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  },
+  start({ cfg, tools, jars, logFile, pidFile }) {
+    const base = dirs(cfg).kafka;
+    const logDir = resolve(base, 'data');
+    const confDir = resolve(base, 'config');
+    mkdirSync(confDir, { recursive: true });
+    const props = resolve(confDir, 'server.properties');
+    const log4j = resolve(confDir, 'log4j2.properties');
+    writeFileSync(props, serverProperties(cfg, logDir));
+    writeLog4j2Config(log4j);
+    const jvm = [`-Dlog4j2.configurationFile=${log4j}`, '-cp', jvmClasspath(jars.kafka)];
+    if (!existsSync(resolve(logDir, 'meta.properties'))) {
+      const clusterId = randomBytes(16).toString('base64url');
+      const format = spawnSync(
+        tools.java,
+        [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
+        { encoding: 'utf8' },
+      );
+      if (format.status !== 0)
+        throw new Error(`kafka storage format failed: ${format.stderr || format.stdout}`);
+    }
+    return spawnDetached({
+      name: 'kafka',
+      command: tools.java,
+      args: [`-Xms256m`, `-Xmx${cfg.heaps.kafka}`, '-XX:+UseG1GC', ...jvm, 'kafka.Kafka', props],
+      logFile,
+      pidFile,
+    });
+  },
+};

@@ -1,0 +1,25 @@
+import type { StackConfig } from '../config.js';
+import type { JarPaths } from '../jars.js';
+import type { Toolchain } from '../prereqs.js';
+import type { Spawned } from '../proc.js';
+
+export type ServiceName = 'postgres' | 'redis' | 'kafka' | 'connect' | 'registry';
+
+export interface StartContext {
+  readonly cfg: StackConfig;
+  readonly tools: Toolchain;
+  readonly jars: JarPaths;
+  readonly logFile: string;
+  readonly pidFile: string;
+}
+
+export interface ServiceDef {
+  readonly name: ServiceName;
+  /** Services that must be healthy before this one starts. */
+  readonly dependsOn: readonly ServiceName[];
+  /** How long a cold start may take before `up` gives up. */
+  readonly startTimeoutMs: number;
+  listens(cfg: StackConfig): string;
+  healthy(cfg: StackConfig): Promise<boolean>;
+  start(ctx: StartContext): Spawned;
+}

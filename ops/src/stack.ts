@@ -1,0 +1,120 @@
+import { existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { dirs, type StackConfig } from './config.js';
+import { ensureDatabases } from './databases.js';
+import { ensureJars } from './jars.js';
+import { checkPrerequisites } from './prereqs.js';
+import { isAlive, pidFileFor, readPid, rssMiB, stopPid, type Spawned } from './proc.js';
+import { SERVICES, type ServiceDef, type ServiceName } from './services/index.js';
+import { waitFor } from './wait.js';
+
+export type Log = (line: string) => void;
+
+export interface ServiceState {
+  readonly name: ServiceName;
+  readonly healthy: boolean;
+  readonly pid: number | undefined;
+  readonly managed: boolean;
+  readonly rssMiB: number | undefined;
+  readonly listens: string;
+  readonly action?: 'started' | 'already running';
+  readonly seconds?: number;
+}
+
+export const logFileFor = (cfg: StackConfig, name: string) => resolve(dirs(cfg).logs, `${name}.log`);
+const pidFile = (cfg: StackConfig, name: string) => pidFileFor(dirs(cfg).run, name);
+
+function managedPid(cfg: StackConfig, name: string): number | undefined {
+  const pid = readPid(pidFile(cfg, name));
+  return pid !== undefined && isAlive(pid) ? pid : undefined;
+}
+
+/**
+ * Starts every service that is not healthy yet, each as soon as its dependencies are healthy,
+ * and waits for all of them by health check. Idempotent: healthy services are left alone.
+ */
+export async function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
+  const tools = checkPrerequisites();
+  const jars = ensureJars(cfg, tools, log);
+  const ready = new Map<ServiceName, Promise<ServiceState>>();
+
+  const bring = async (svc: ServiceDef): Promise<ServiceState> => {
+    await Promise.all(svc.dependsOn.map((d) => ready.get(d) ?? Promise.reject(new Error(`no service ${d}`))));
+    const t0 = Date.now();
+    let action: ServiceState['action'] = 'already running';
+    if (!(await svc.healthy(cfg))) {
+      let proc: Spawned | undefined;
+      if (managedPid(cfg, svc.name) === undefined) {
+        action = 'started';
+        log(`starting ${svc.name}…`);
+        proc = svc.start({
+          cfg,
+          tools,
+          jars,
+          logFile: logFileFor(cfg, svc.name),
+          pidFile: pidFile(cfg, svc.name),
+        });
+      }
+      await waitFor(svc.name, () => svc.healthy(cfg), {
+        timeoutMs: svc.startTimeoutMs,
+        ...(proc ? { isDead: () => proc.exited() } : {}),
+      });
+    }
+    if (svc.name === 'postgres') await ensureDatabases(cfg);
+    const pid = managedPid(cfg, svc.name);
+    return {
+      name: svc.name,
+      healthy: true,
+      pid,
+      managed: pid !== undefined,
+      rssMiB: pid !== undefined ? rssMiB(pid) : undefined,
+      listens: svc.listens(cfg),
+      action,
+      seconds: (Date.now() - t0) / 1000,
+    };
+  };
+
+  // SERVICES is in dependency order, so every dependency's promise exists before it is awaited.
+  const all = SERVICES.map((svc) => {
+    const p = bring(svc);
+    ready.set(svc.name, p);
+    return p;
+  });
+  const results = await Promise.allSettled(all);
+  const failures = results.flatMap((r) =>
+    r.status === 'rejected' ? [r.reason instanceof Error ? r.reason.message : String(r.reason)] : [],
+  );
+  if (failures.length > 0) throw new Error(failures.join('\n'));
+  return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+}
+
+export async function status(cfg: StackConfig): Promise<ServiceState[]> {
+  return Promise.all(
+    SERVICES.map(async (svc) => {
+      const pid = managedPid(cfg, svc.name);
+      return {
+        name: svc.name,
+        healthy: await svc.healthy(cfg),
+        pid,
+        managed: pid !== undefined,
+        rssMiB: pid !== undefined ? rssMiB(pid) : undefined,
+        listens: svc.listens(cfg),
+      };
+    }),
+  );
+}
+
+/** Stops, in reverse start order, every process this stack started (and only those). */
+export async function down(cfg: StackConfig, log: Log): Promise<void> {
+  for (const svc of [...SERVICES].reverse()) {
+    const result = await stopPid(pidFile(cfg, svc.name), 30_000);
+    log(`${svc.name}: ${result}`);
+  }
+}
+
+/** Stops everything and deletes all data and logs; the jar cache stays. */
+export async function reset(cfg: StackConfig, log: Log): Promise<void> {
+  await down(cfg, log);
+  if (existsSync(cfg.dataDir)) rmSync(cfg.dataDir, { recursive: true, force: true });
+  log(`deleted ${cfg.dataDir}`);
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { expect, test } from 'vitest';
+import { headerString } from '@kairos/kafka';
+import { registerOutboxConnector } from '../support/debezium.js';
+import { useNamespace } from '../support/namespace.js';
+
+test('an outbox row reaches its routed topic through Debezium with key, value and headers', async () => {
+  const ns = await useNamespace('outbox');
+  const pool = ns.pgPool(2);
+  await pool.query(`
+    CREATE TABLE outbox (
+      id uuid PRIMARY KEY,
+      aggregatetype text NOT NULL,
+      aggregateid text NOT NULL,
+      type text NOT NULL,
+      payload bytea NOT NULL,
+      tenant text NOT NULL
+    )`);
+  const topic = `${ns.prefix}smoke-events`;
+  const admin = ns.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+  await admin.disconnect();
+
+  await registerOutboxConnector(ns, {
+    table: `${ns.schema}.outbox`,
+    overrides: {
+      'transforms.outbox.table.fields.additional.placement':
+        'type:header:kairos-event-type,tenant:header:kairos-tenant',
+    },
+  });
+
+  const consumer = ns.consumer();
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const received = new Promise<{ key: string; value: Buffer; headers: Record<string, string | undefined> }>(
+    (done, fail) => {
+      consumer
+        .run({
+          eachMessage: async ({ message }) => {
+            done({
+              key: message.key?.toString() ?? '',
+              value: message.value!,
+              headers: {
+                id: headerString(message.headers, 'id'),
+                type: headerString(message.headers, 'kairos-event-type'),
+                tenant: headerString(message.headers, 'kairos-tenant'),
+              },
+            });
+            return Promise.resolve();
+          },
+        })
+        .catch(fail);
+    },
+  );
+
+  // Insert and delete in one transaction, as the command handlers do: the WAL still has the insert.
+  const id = randomUUID();
+  const payload = Buffer.from([0, 0, 0, 0, 7, 1, 2, 3, 255]);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(
+      `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, tenant) VALUES ($1, 'smoke-events', 'job-42', 'JobCreated', $2, 'acme')`,
+      [id, payload],
+    );
+    await client.query('DELETE FROM outbox WHERE id = $1', [id]);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+
+  const msg = await received;
+  await consumer.disconnect();
+  await pool.end();
+  expect(msg.key).toBe('job-42');
+  expect(msg.value.equals(payload)).toBe(true); // bytes passed through unchanged
+  expect(msg.headers).toEqual({ id, type: 'JobCreated', tenant: 'acme' });
+});

@@ -1,0 +1,46 @@
+import { readdirSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources, so tests never need a build first.
+const root = import.meta.dirname;
+const alias = Object.fromEntries(
+  [
+    ...readdirSync(resolve(root, 'libs')).map((d) => [
+      `@kairos/${d}`,
+      resolve(root, 'libs', d, 'src/index.ts'),
+    ]),
+    ...(existsSync(resolve(root, 'apps')) ? readdirSync(resolve(root, 'apps')) : []).map((d) => [
+      `@kairos/${d}`,
+      resolve(root, 'apps', d, 'src/index.ts'),
+    ]),
+    ['@kairos/ops', resolve(root, 'ops/src/index.ts')],
+  ].filter(([, path]) => existsSync(path)),
+) as Record<string, string>;
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'ops/test/**/*.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['test/setup/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          // Two cores: the JVMs need one; more test workers only add contention.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
