@@ -15,6 +15,7 @@ const alias = Object.fromEntries(
       resolve(root, 'apps', d, 'src/index.ts'),
     ]),
     ['@kairos/ops', resolve(root, 'ops/src/index.ts')],
+    ['@kairos/schemas', resolve(root, 'schemas/src/index.ts')],
   ].filter(([, path]) => existsSync(path)),
 ) as Record<string, string>;
 

@@ -48,13 +48,30 @@ export async function waitConnectorRunning(connectUrl: string, name: string, tim
   const deadline = Date.now() + timeoutMs;
   let last = 'no status yet';
   let delay = 200;
+  let restartedAt: number | undefined;
   while (Date.now() < deadline) {
     const res = await fetch(`${connectUrl}/connectors/${encodeURIComponent(name)}/status`);
     if (res.ok) {
       const status = (await res.json()) as ConnectorStatus;
       const failed = [status.connector, ...status.tasks].find((s) => s.state === 'FAILED');
-      if (failed) throw new Error(`connector ${name} FAILED: ${failed.trace?.split('\n')[0] ?? ''}`);
+      // Status lags a restart by a moment: judge a FAILED state only a few seconds after it.
+      if (failed && restartedAt !== undefined && Date.now() - restartedAt > 5000) {
+        throw new Error(`connector ${name} FAILED: ${failed.trace?.split('\n')[0] ?? ''}`);
+      }
+      if (failed && restartedAt === undefined) {
+        // A config update does not restart a failed task (e.g. one that failed before its table
+        // existed): restart it once, then judge.
+        restartedAt = Date.now();
+        await fetch(
+          `${connectUrl}/connectors/${encodeURIComponent(name)}/restart?includeTasks=true&onlyFailed=true`,
+          {
+            method: 'POST',
+          },
+        );
+        continue;
+      }
       if (
+        !failed &&
         status.connector.state === 'RUNNING' &&
         status.tasks.length > 0 &&
         status.tasks.every((t) => t.state === 'RUNNING')

@@ -63,6 +63,7 @@ async function fromTestcontainers(): Promise<{ services: Services; stop: () => P
     {
       kafkaBrokers: services.kafkaBrokers,
       connectUrl: services.connectUrl,
+      pgUrl: services.pgUrl,
       connectorsDir: resolve(root, 'connectors'),
       jobEventPartitions: services.jobEventPartitions,
     },

@@ -14,21 +14,19 @@ test('an outbox row reaches its routed topic through Debezium with key, value an
       aggregateid text NOT NULL,
       type text NOT NULL,
       payload bytea NOT NULL,
-      tenant text NOT NULL
+      job_id text NOT NULL,
+      tenant_id text NOT NULL,
+      due_at text NOT NULL,
+      traceparent text
     )`);
-  const topic = `${ns.prefix}smoke-events`;
+  const topic = `${ns.prefix}kairos.smoke-events`;
   const admin = ns.admin();
   await admin.connect();
   await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
   await admin.disconnect();
 
-  await registerOutboxConnector(ns, {
-    table: `${ns.schema}.outbox`,
-    overrides: {
-      'transforms.outbox.table.fields.additional.placement':
-        'type:header:kairos-event-type,tenant:header:kairos-tenant',
-    },
-  });
+  // The production connector config from connectors/, re-pointed at this test's schema.
+  await registerOutboxConnector(ns);
 
   const consumer = ns.consumer();
   await consumer.connect();
@@ -45,6 +43,8 @@ test('an outbox row reaches its routed topic through Debezium with key, value an
                 id: headerString(message.headers, 'id'),
                 type: headerString(message.headers, 'kairos-event-type'),
                 tenant: headerString(message.headers, 'kairos-tenant'),
+                jobId: headerString(message.headers, 'kairos-job-id'),
+                dueAt: headerString(message.headers, 'kairos-due-at'),
               },
             });
             return Promise.resolve();
@@ -61,7 +61,8 @@ test('an outbox row reaches its routed topic through Debezium with key, value an
   try {
     await client.query('BEGIN');
     await client.query(
-      `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, tenant) VALUES ($1, 'smoke-events', 'job-42', 'JobCreated', $2, 'acme')`,
+      `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, job_id, tenant_id, due_at)
+       VALUES ($1, 'smoke-events', 'job-42', 'JobCreated', $2, 'job-42', 'acme', '1767225600000')`,
       [id, payload],
     );
     await client.query('DELETE FROM outbox WHERE id = $1', [id]);
@@ -75,5 +76,11 @@ test('an outbox row reaches its routed topic through Debezium with key, value an
   await pool.end();
   expect(msg.key).toBe('job-42');
   expect(msg.value.equals(payload)).toBe(true); // bytes passed through unchanged
-  expect(msg.headers).toEqual({ id, type: 'JobCreated', tenant: 'acme' });
+  expect(msg.headers).toEqual({
+    id,
+    type: 'JobCreated',
+    tenant: 'acme',
+    jobId: 'job-42',
+    dueAt: '1767225600000',
+  });
 });

@@ -1,47 +1,37 @@
+import { resolve } from 'node:path';
 import pg from 'pg';
-import { deleteConnector, upsertConnector } from '@kairos/ops';
+import { deleteConnector, readConnectorFiles, upsertConnector } from '@kairos/ops';
 import type { Namespace } from './namespace.js';
 
-export interface OutboxConnectorOptions {
-  /** Table the connector captures, schema-qualified (e.g. `t1234.outbox`). */
-  readonly table: string;
-  /** Extra or overriding connector config. */
-  readonly overrides?: Record<string, string>;
+const CONNECTORS_DIR = resolve(import.meta.dirname, '..', '..', 'connectors');
+
+/** The production outbox connector config from connectors/, as every test starts from it. */
+export function productionOutboxConfig(): Record<string, string> {
+  const file = readConnectorFiles(CONNECTORS_DIR).find((c) => c.name === 'kairos-outbox');
+  if (!file) throw new Error('connectors/kairos-outbox.json is missing');
+  return { ...file.config };
 }
 
 /**
- * Registers a Debezium PostgreSQL connector private to the namespace (own slot and publication)
- * and removes it, its slot and its publication on cleanup.
+ * Registers the production outbox connector re-pointed at the namespace: its own schema's
+ * outbox table, its own slot and publication, topics under the namespace prefix. Removes the
+ * connector, its slot and its publication on cleanup.
  */
-export async function registerOutboxConnector(ns: Namespace, opts: OutboxConnectorOptions): Promise<string> {
+export async function registerOutboxConnector(
+  ns: Namespace,
+  overrides: Record<string, string> = {},
+): Promise<string> {
   const name = `${ns.prefix}outbox`;
   const slot = `kairos_${ns.id}`;
   const publication = `kairos_${ns.id}`;
-  const url = new URL(ns.services.pgUrl);
   const config: Record<string, string> = {
-    'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
-    'plugin.name': 'pgoutput',
-    'database.hostname': url.hostname,
-    'database.port': url.port || '5432',
-    'database.user': decodeURIComponent(url.username),
-    'database.password': decodeURIComponent(url.password),
-    'database.dbname': url.pathname.slice(1),
+    ...productionOutboxConfig(),
     'topic.prefix': `${ns.prefix}cdc`,
     'slot.name': slot,
     'publication.name': publication,
-    'publication.autocreate.mode': 'filtered',
-    'table.include.list': opts.table,
-    'snapshot.mode': 'no_data',
-    'tombstones.on.delete': 'false',
-    'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
-    'value.converter': 'org.apache.kafka.connect.converters.ByteArrayConverter',
-    transforms: 'outbox',
-    'transforms.outbox.type': 'io.debezium.transforms.outbox.EventRouter',
-    'transforms.outbox.route.by.field': 'aggregatetype',
-    'transforms.outbox.route.topic.replacement': `${ns.prefix}\${routedByValue}`,
-    'transforms.outbox.table.field.event.key': 'aggregateid',
-    'transforms.outbox.table.expand.json.payload': 'false',
-    ...opts.overrides,
+    'table.include.list': `${ns.schema}.outbox`,
+    'transforms.outbox.route.topic.replacement': `${ns.prefix}kairos.\${routedByValue}`,
+    ...overrides,
   };
   ns.defer(async () => {
     await deleteConnector(ns.services.connectUrl, name);

@@ -13,11 +13,12 @@ export type HeaderName = (typeof HEADERS)[keyof typeof HEADERS];
 
 /** Reads a header as a string whatever shape KafkaJS delivered it in. */
 export function headerString(
-  headers: Readonly<Record<string, Buffer | string | (Buffer | string)[] | undefined>> | undefined,
+  headers: Readonly<Record<string, Buffer | string | null | (Buffer | string)[] | undefined>> | undefined,
   name: string,
 ): string | undefined {
   const raw = headers?.[name];
   const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined) return undefined;
+  // A header written from a NULL column (Debezium) arrives with a null value.
+  if (value === undefined || value === null) return undefined;
   return typeof value === 'string' ? value : value.toString('utf8');
 }

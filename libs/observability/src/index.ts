@@ -1,1 +1,1 @@
-export {};
+export { createLogger, silentLogger, type Logger, type LoggerConfig } from './logger.js';

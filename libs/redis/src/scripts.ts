@@ -4,11 +4,15 @@ import type { Redis } from 'ioredis';
 
 /**
  * Every atomic state change is one Lua file in ./scripts with its KEYS/ARGV documented at the
- * top. This table says how many KEYS each takes; ioredis loads them with EVALSHA and falls back
- * to EVAL after a Redis restart flushed the script cache.
+ * top. This table says how many KEYS each takes; ioredis runs them with EVALSHA and falls back
+ * to EVAL after a Redis restart emptied the script cache.
  */
 const SCRIPTS = {
   serverTime: { file: 'server-time.lua', numberOfKeys: 0 },
+  kairosSchedule: { file: 'schedule.lua', numberOfKeys: 4 },
+  kairosCancel: { file: 'cancel.lua', numberOfKeys: 5 },
+  kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 4 },
+  kairosAck: { file: 'ack.lua', numberOfKeys: 3 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
@@ -19,8 +23,14 @@ export function scriptSource(name: ScriptName): string {
   return readFileSync(resolve(SCRIPT_DIR, SCRIPTS[name].file), 'utf8');
 }
 
+type Arg = string | number;
+
 export interface KairosScripts {
   serverTime(): Promise<number>;
+  kairosSchedule(...args: Arg[]): Promise<number>;
+  kairosCancel(...args: Arg[]): Promise<number>;
+  kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
+  kairosAck(...args: Arg[]): Promise<number>;
 }
 
 /** Defines every Kairos script as a command on the client (idempotent per client). */

@@ -1,0 +1,1 @@
+export { createApiServer, type ApiOptions } from './server.js';

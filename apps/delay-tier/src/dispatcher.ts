@@ -1,0 +1,122 @@
+import { isKairosError } from '@kairos/core';
+import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
+import type { Logger } from '@kairos/observability';
+import type { HotSet } from '@kairos/redis';
+import type { Message, Producer } from 'kafkajs';
+import type { Ownership } from './ownership.js';
+import { taskDispatch, type HotRecord } from './record.js';
+
+export interface DispatcherOptions {
+  readonly hot: HotSet;
+  readonly ownership: Ownership;
+  readonly producer: Producer;
+  readonly codec: AvroCodec;
+  readonly topics: TopicNames;
+  readonly log: Logger;
+  /** Most jobs popped per partition per round. */
+  readonly batchSize: number;
+  /** Pause between rounds when nothing was due. */
+  readonly idleMs: number;
+  /** Called for every dispatched job (metrics, tests). */
+  readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
+}
+
+/**
+ * The dispatch loop: pops due jobs of every owned partition (on Redis time, epoch-checked),
+ * produces them to their resource class's task topic, and acknowledges them in Redis only after
+ * Kafka acknowledged the write. One loop, never overlapping itself.
+ */
+export class Dispatcher {
+  readonly #o: DispatcherOptions;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(options: DispatcherOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      let busy = false;
+      try {
+        for (const partition of this.#o.ownership.owned()) {
+          if ((await this.#dispatchPartition(partition)) >= this.#o.batchSize) busy = true;
+        }
+      } catch (err) {
+        this.#o.log.error({ err }, 'dispatch round failed; retrying');
+        busy = false;
+      }
+      if (!busy) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.#o.idleMs);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  async #dispatchPartition(partition: number): Promise<number> {
+    const epochP = this.#o.ownership.epoch(partition);
+    if (!epochP) return 0;
+    const epoch = await epochP;
+    try {
+      const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, this.#o.batchSize);
+      if (jobs.length === 0) return 0;
+      const byTopic = new Map<string, Message[]>();
+      const records: HotRecord[] = [];
+      for (const job of jobs) {
+        const record = JSON.parse(job.record) as HotRecord;
+        records.push(record);
+        const topic = this.#o.topics.tasks(record.resource_class);
+        const value = await this.#o.codec.encode(topic, taskDispatch(record, epoch, nowMs));
+        const headers: Record<string, string> = {
+          [HEADERS.jobId]: record.job_id,
+          [HEADERS.tenant]: record.tenant_id,
+          [HEADERS.epoch]: String(epoch),
+          [HEADERS.fence]: String(record.fence),
+          [HEADERS.attempt]: String(record.attempt),
+          [HEADERS.dueAt]: String(record.due_at),
+        };
+        if (record.traceparent) headers[HEADERS.traceparent] = record.traceparent;
+        const list = byTopic.get(topic) ?? [];
+        list.push({ key: record.job_id, value, headers });
+        byTopic.set(topic, list);
+      }
+      await this.#o.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      });
+      await this.#o.hot.ack(
+        partition,
+        epoch,
+        jobs.map((j) => j.jobId),
+      );
+      this.#o.log.debug({ partition, epoch, jobs: jobs.length }, 'dispatched');
+      for (const r of records) this.#o.onDispatched?.(r, nowMs);
+      return jobs.length;
+    } catch (err) {
+      if (isKairosError(err, 'STALE_EPOCH')) {
+        this.#o.ownership.lose(partition);
+        this.#o.log.warn({ partition, epoch }, 'partition epoch is stale: stopped dispatching it');
+        return 0;
+      }
+      throw err;
+    }
+  }
+}

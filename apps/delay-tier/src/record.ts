@@ -1,0 +1,57 @@
+import type { JobEventRecord, TaskDispatchRecord } from '@kairos/schemas';
+
+/** What the hot set keeps per job: everything a dispatch needs, so dispatching reads no database. */
+export interface HotRecord {
+  readonly job_id: string;
+  readonly tenant_id: string;
+  readonly job_type: string;
+  readonly resource_class: string;
+  readonly payload: string;
+  readonly due_at: number;
+  readonly deadline_at: number | null;
+  readonly attempt: number;
+  readonly max_attempts: number;
+  readonly fence: number;
+  readonly shard: number;
+  readonly version: number;
+  readonly traceparent: string | null;
+}
+
+export function hotRecord(e: JobEventRecord, traceparent: string | null): HotRecord {
+  return {
+    job_id: e.job_id,
+    tenant_id: e.tenant_id,
+    job_type: e.job_type,
+    resource_class: e.resource_class,
+    payload: e.payload,
+    due_at: e.due_at,
+    deadline_at: e.deadline_at,
+    attempt: e.attempt,
+    max_attempts: e.max_attempts,
+    fence: e.fence,
+    shard: e.shard,
+    version: e.version,
+    traceparent,
+  };
+}
+
+export function taskDispatch(r: HotRecord, epoch: number, dispatchedAt: number): TaskDispatchRecord {
+  return {
+    job_id: r.job_id,
+    tenant_id: r.tenant_id,
+    job_type: r.job_type,
+    resource_class: r.resource_class,
+    payload: r.payload,
+    due_at: r.due_at,
+    deadline_at: r.deadline_at,
+    attempt: r.attempt,
+    max_attempts: r.max_attempts,
+    fence: r.fence,
+    epoch,
+    shard: r.shard,
+    version: r.version,
+    // Stable across every attempt of the job: handlers pass it to external APIs.
+    idempotency_key: r.job_id,
+    dispatched_at: dispatchedAt,
+  };
+}

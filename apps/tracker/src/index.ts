@@ -1,0 +1,1 @@
+export { Tracker, type TrackerOptions } from './tracker.js';

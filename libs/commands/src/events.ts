@@ -1,0 +1,76 @@
+import type { Job } from '@kairos/core';
+import type { OutboxRow } from '@kairos/db';
+import type { AvroCodec } from '@kairos/kafka';
+import type { JobEventRecord } from '@kairos/schemas';
+import { v7 as uuidv7 } from 'uuid';
+
+/** Outbox aggregatetype of job events; the connector routes it to `kairos.job-events`. */
+export const JOB_EVENTS_AGGREGATE = 'job-events';
+
+export type JobEventType = JobEventRecord['event_type'];
+
+type EventJob = Pick<
+  Job,
+  | 'id'
+  | 'tenantId'
+  | 'type'
+  | 'resourceClass'
+  | 'payload'
+  | 'dueAt'
+  | 'deadlineAt'
+  | 'version'
+  | 'fence'
+  | 'attempt'
+  | 'maxAttempts'
+  | 'routingKey'
+  | 'shard'
+>;
+
+export function jobEventRecord(
+  type: JobEventType,
+  job: EventJob,
+  eventId: string,
+  now: Date,
+): JobEventRecord {
+  return {
+    event_id: eventId,
+    event_type: type,
+    job_id: job.id,
+    tenant_id: job.tenantId,
+    job_type: job.type,
+    resource_class: job.resourceClass,
+    payload: job.payload,
+    due_at: job.dueAt.getTime(),
+    deadline_at: job.deadlineAt?.getTime() ?? null,
+    version: job.version,
+    fence: job.fence,
+    attempt: job.attempt,
+    max_attempts: job.maxAttempts,
+    routing_key: job.routingKey,
+    shard: job.shard,
+    occurred_at: now.getTime(),
+  };
+}
+
+/** Serializes a job event (Avro, Confluent wire format) into the outbox row that carries it. */
+export async function jobEventOutboxRow(
+  codec: AvroCodec,
+  topic: string,
+  type: JobEventType,
+  job: EventJob,
+  now: Date,
+  traceparent: string | null,
+): Promise<OutboxRow> {
+  const id = uuidv7();
+  return {
+    id,
+    aggregateType: JOB_EVENTS_AGGREGATE,
+    aggregateId: job.routingKey,
+    type: `Job${type === 'SCHEDULED' ? 'Scheduled' : 'Cancelled'}`,
+    payload: await codec.encode(topic, jobEventRecord(type, job, id, now)),
+    jobId: job.id,
+    tenantId: job.tenantId,
+    dueAt: job.dueAt,
+    traceparent,
+  };
+}

@@ -1,0 +1,199 @@
+import {
+  KairosError,
+  parseCreateJob,
+  shardOf,
+  type FieldError,
+  type Job,
+  type JobLimits,
+  type JobSpec,
+} from '@kairos/core';
+import {
+  cancelScheduledJob,
+  claimIdempotencyKeys,
+  findJob,
+  findJobs,
+  idempotencyMapKey,
+  inTransaction,
+  insertJobs,
+  writeOutbox,
+  type NewJobRow,
+  type Pool,
+} from '@kairos/db';
+import type { AvroCodec } from '@kairos/kafka';
+import { SCHEMAS } from '@kairos/schemas';
+import { v7 as uuidv7 } from 'uuid';
+import { jobEventOutboxRow } from './events.js';
+
+export interface JobCommandsOptions {
+  readonly pool: Pool;
+  readonly codec: AvroCodec;
+  /** Topic the connector routes job events to (its `-value` subject holds the schema). */
+  readonly jobEventsTopic: string;
+  /** Partitions of that topic: shard = murmur2(routing key) mod this. */
+  readonly jobEventPartitions: number;
+  readonly limits: JobLimits;
+  /** Clock for due-time arithmetic. Default: the system clock. */
+  readonly now?: () => Date;
+}
+
+export interface CreateResult {
+  readonly job: Job;
+  /** False when an idempotency key matched an existing job, which is returned instead. */
+  readonly created: boolean;
+}
+
+export interface CreateContext {
+  /** Field path prefix for errors (`jobs` for a batch: `jobs.3.due_at`). */
+  readonly pathPrefix?: string;
+  /** W3C trace context to carry to the job's events. */
+  readonly traceparent?: string | null;
+}
+
+/**
+ * The command handlers every ingress shares. Each command validates everything first and changes
+ * nothing on any error; then writes the job rows and their outbox events in one transaction.
+ */
+export class JobCommands {
+  readonly #o: JobCommandsOptions;
+
+  private constructor(options: JobCommandsOptions) {
+    this.#o = options;
+  }
+
+  /** Registers the job-event schema (idempotent) and returns ready handlers. */
+  static async create(options: JobCommandsOptions): Promise<JobCommands> {
+    await options.codec.register(options.jobEventsTopic, SCHEMAS.jobEvent);
+    return new JobCommands(options);
+  }
+
+  get limits(): JobLimits {
+    return this.#o.limits;
+  }
+
+  /** Validates a list of create requests; throws one VALIDATION error naming every bad field. */
+  validate(requests: readonly unknown[], ctx: CreateContext = {}): JobSpec[] {
+    const now = this.#now();
+    const errors: FieldError[] = [];
+    const specs: JobSpec[] = [];
+    requests.forEach((req, i) => {
+      const prefix = ctx.pathPrefix === undefined ? '' : `${ctx.pathPrefix}.${i}`;
+      const parsed = parseCreateJob(req, now, this.#o.limits, prefix);
+      if (parsed.ok) specs.push(parsed.value);
+      else errors.push(...parsed.errors);
+    });
+    if (errors.length > 0) {
+      throw new KairosError('VALIDATION', `${errors.length} invalid field(s)`, { fields: errors });
+    }
+    return specs;
+  }
+
+  /** Creates jobs (one or a batch) atomically; idempotency keys return the original job. */
+  async createJobs(requests: readonly unknown[], ctx: CreateContext = {}): Promise<CreateResult[]> {
+    if (requests.length === 0) return [];
+    if (requests.length > this.#o.limits.maxBatch) {
+      throw new KairosError('VALIDATION', `at most ${this.#o.limits.maxBatch} jobs per batch`, {
+        fields: [{ field: ctx.pathPrefix ?? '(body)', message: `at most ${this.#o.limits.maxBatch} jobs` }],
+      });
+    }
+    const specs = this.validate(requests, ctx);
+    const rows = specs.map((s) => this.#row(s));
+    // Within one batch the first request with a key wins; later ones get its job.
+    const firstByKey = new Map<string, NewJobRow>();
+    const unique: NewJobRow[] = [];
+    for (const r of rows) {
+      const key = r.idempotencyKey === null ? undefined : idempotencyMapKey(r.tenantId, r.idempotencyKey);
+      if (key !== undefined && firstByKey.has(key)) continue;
+      if (key !== undefined) firstByKey.set(key, r);
+      unique.push(r);
+    }
+    const now = this.#now();
+    return inTransaction(this.#o.pool, async (tx) => {
+      const existing = await claimIdempotencyKeys(tx, unique);
+      const fresh = unique.filter(
+        (r) => r.idempotencyKey === null || !existing.has(idempotencyMapKey(r.tenantId, r.idempotencyKey)),
+      );
+      await insertJobs(tx, fresh);
+      const outbox = await Promise.all(
+        fresh.map((r) =>
+          jobEventOutboxRow(
+            this.#o.codec,
+            this.#o.jobEventsTopic,
+            'SCHEDULED',
+            { ...r, version: 1, fence: 1, attempt: 1 },
+            now,
+            ctx.traceparent ?? null,
+          ),
+        ),
+      );
+      await writeOutbox(tx, outbox);
+      const originals = new Map(
+        (
+          await findJobs(
+            tx,
+            [...existing.values()].map((e) => e.jobId),
+          )
+        ).map((j) => [j.id, j]),
+      );
+      const freshIds = new Set(fresh.map((r) => r.id));
+      const created = new Map((await findJobs(tx, [...freshIds])).map((j) => [j.id, j]));
+      return rows.map((r) => {
+        const key = r.idempotencyKey === null ? undefined : idempotencyMapKey(r.tenantId, r.idempotencyKey);
+        const winner = key === undefined ? r : (firstByKey.get(key) ?? r);
+        const prior = key === undefined ? undefined : existing.get(key);
+        const job = prior ? originals.get(prior.jobId) : created.get(winner.id);
+        if (!job) throw new Error(`job ${prior?.jobId ?? winner.id} vanished inside its own transaction`);
+        return { job, created: !prior && winner === r };
+      });
+    });
+  }
+
+  async getJob(id: string): Promise<Job> {
+    assertUuid(id);
+    const job = await findJob(this.#o.pool, id);
+    if (!job) throw new KairosError('NOT_FOUND', `no job ${id}`);
+    return job;
+  }
+
+  /** Cancels a SCHEDULED job; a job in any other state is a CONFLICT naming that state. */
+  async cancelJob(id: string, ctx: CreateContext = {}): Promise<Job> {
+    assertUuid(id);
+    return inTransaction(this.#o.pool, async (tx) => {
+      const cancelled = await cancelScheduledJob(tx, id);
+      if (!cancelled) {
+        const job = await findJob(tx, id);
+        if (!job) throw new KairosError('NOT_FOUND', `no job ${id}`);
+        throw new KairosError('CONFLICT', `job ${id} is ${job.state}; only a SCHEDULED job can be cancelled`);
+      }
+      await writeOutbox(tx, [
+        await jobEventOutboxRow(
+          this.#o.codec,
+          this.#o.jobEventsTopic,
+          'CANCELLED',
+          cancelled,
+          this.#now(),
+          ctx.traceparent ?? null,
+        ),
+      ]);
+      return cancelled;
+    });
+  }
+
+  #row(spec: JobSpec): NewJobRow {
+    const id = uuidv7();
+    return { ...spec, id, routingKey: id, shard: shardOf(id, this.#o.jobEventPartitions) };
+  }
+
+  #now(): Date {
+    return this.#o.now?.() ?? new Date();
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function assertUuid(id: string): void {
+  if (!UUID.test(id)) {
+    throw new KairosError('VALIDATION', `job id "${id}" is not a UUID`, {
+      fields: [{ field: 'id', message: 'not a UUID' }],
+    });
+  }
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import type { FieldError } from './errors.js';
+import type { JobSpec } from './job.js';
+import type { JobLimits } from './limits.js';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+/** The wire shape of a create-job request (HTTP and, later, schedule-requests). */
+const createJobShape = z
+  .object({
+    tenant: z.string().min(1).max(64).regex(NAME, 'letters, digits and . _ : - only'),
+    type: z.string().min(1).max(128).regex(NAME, 'letters, digits and . _ : - only'),
+    resource_class: z.string().min(1).max(32),
+    payload: z.unknown().optional(),
+    due_at: z.iso.datetime({ offset: true }).optional(),
+    delay_ms: z.number().int().min(0).optional(),
+    deadline_at: z.iso.datetime({ offset: true }).optional(),
+    idempotency_key: z.string().min(1).max(256).optional(),
+    max_attempts: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+export type CreateJobRequest = z.input<typeof createJobShape>;
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+
+function joinPath(prefix: string, path: readonly PropertyKey[]): string {
+  return [prefix, ...path.map(String)].filter((p) => p !== '').join('.');
+}
+
+/**
+ * Validates one create-job request against the limits, at `now`, into a JobSpec. Every failing
+ * field is reported (with `pathPrefix`, e.g. `jobs.3`), and nothing is created on any failure.
+ */
+export function parseCreateJob(
+  input: unknown,
+  now: Date,
+  limits: JobLimits,
+  pathPrefix = '',
+): Parsed<JobSpec> {
+  const shape = createJobShape.safeParse(input);
+  if (!shape.success) {
+    return {
+      ok: false,
+      errors: shape.error.issues.map((i) => ({
+        field:
+          joinPath(pathPrefix, i.code === 'unrecognized_keys' ? [...i.path, ...i.keys] : i.path) || '(body)',
+        message: i.message,
+      })),
+    };
+  }
+  const r = shape.data;
+  const errors: FieldError[] = [];
+  const at = (field: string, message: string) =>
+    errors.push({ field: joinPath(pathPrefix, [field]), message });
+
+  if (!limits.resourceClasses.includes(r.resource_class)) {
+    at(
+      'resource_class',
+      `unknown resource class "${r.resource_class}"; one of ${limits.resourceClasses.join(', ')}`,
+    );
+  }
+  if (r.due_at !== undefined && r.delay_ms !== undefined) at('due_at', 'give due_at or delay_ms, not both');
+  const dueAt = r.due_at !== undefined ? new Date(r.due_at) : new Date(now.getTime() + (r.delay_ms ?? 0));
+  if (dueAt.getTime() < now.getTime() - limits.maxPastMs) {
+    at(
+      r.due_at !== undefined ? 'due_at' : 'delay_ms',
+      `due time is more than ${limits.maxPastMs} ms in the past`,
+    );
+  }
+  if (dueAt.getTime() > now.getTime() + limits.maxFutureMs) {
+    at(
+      r.due_at !== undefined ? 'due_at' : 'delay_ms',
+      `due time is more than ${limits.maxFutureMs} ms in the future`,
+    );
+  }
+  const deadlineAt = r.deadline_at !== undefined ? new Date(r.deadline_at) : null;
+  if (deadlineAt && deadlineAt.getTime() < dueAt.getTime())
+    at('deadline_at', 'deadline_at is before the due time');
+  const maxAttempts = r.max_attempts ?? limits.defaultMaxAttempts;
+  if (maxAttempts > limits.maxAttemptsCeiling) at('max_attempts', `at most ${limits.maxAttemptsCeiling}`);
+  const payload = JSON.stringify(r.payload ?? {});
+  const payloadBytes = new TextEncoder().encode(payload).length;
+  if (payloadBytes > limits.maxPayloadBytes) {
+    at('payload', `payload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes}`);
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    value: {
+      tenantId: r.tenant,
+      type: r.type,
+      resourceClass: r.resource_class,
+      payload,
+      dueAt,
+      deadlineAt,
+      idempotencyKey: r.idempotency_key ?? null,
+      maxAttempts,
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * One error base class with a closed set of codes and a `retriable` flag. Callers branch on
+ * `isKairosError(err, code)`, never on message text.
+ */
+export const ERROR_CODES = {
+  VALIDATION: { retriable: false, status: 400 },
+  NOT_FOUND: { retriable: false, status: 404 },
+  CONFLICT: { retriable: false, status: 409 },
+  PAYLOAD_TOO_LARGE: { retriable: false, status: 413 },
+  STALE_EPOCH: { retriable: false, status: 409 },
+  DEPENDENCY_UNAVAILABLE: { retriable: true, status: 503 },
+  CONFIG: { retriable: false, status: 500 },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldError {
+  /** Dotted path of the failing field in the request, e.g. `jobs.3.due_at`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+export class KairosError extends Error {
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+  readonly fields: readonly FieldError[];
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { fields?: readonly FieldError[]; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'KairosError';
+    this.code = code;
+    this.retriable = ERROR_CODES[code].retriable;
+    this.fields = options.fields ?? [];
+  }
+}
+
+export function isKairosError(err: unknown, code?: ErrorCode): err is KairosError {
+  return err instanceof KairosError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,49 @@
+/** Job lifecycle states (DESIGN.md section 3). Terminal ones never change again. */
+export const JOB_STATES = [
+  'SCHEDULED',
+  'QUEUED',
+  'RUNNING',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+  'EXPIRED',
+  'SKIPPED',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const TERMINAL_STATES: ReadonlySet<JobState> = new Set([
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+  'EXPIRED',
+  'SKIPPED',
+]);
+
+/** What a command handler needs to create one job, after validation. */
+export interface JobSpec {
+  readonly tenantId: string;
+  readonly type: string;
+  readonly resourceClass: string;
+  /** UTF-8 JSON of the payload, size-checked. */
+  readonly payload: string;
+  readonly dueAt: Date;
+  readonly deadlineAt: Date | null;
+  readonly idempotencyKey: string | null;
+  readonly maxAttempts: number;
+}
+
+/** A job as stored and as events describe it. */
+export interface Job extends JobSpec {
+  readonly id: string;
+  readonly state: JobState;
+  readonly version: number;
+  readonly fence: number;
+  readonly attempt: number;
+  readonly routingKey: string;
+  readonly shard: number;
+  readonly createdAt: Date;
+  readonly dispatchedAt: Date | null;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+  readonly lastError: string | null;
+}

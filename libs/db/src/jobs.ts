@@ -1,0 +1,206 @@
+import type { Job, JobState } from '@kairos/core';
+import type pg from 'pg';
+
+/** A job row as the command handlers insert it. */
+export interface NewJobRow {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly idempotencyKey: string | null;
+  readonly type: string;
+  readonly resourceClass: string;
+  readonly payload: string;
+  readonly dueAt: Date;
+  readonly deadlineAt: Date | null;
+  readonly maxAttempts: number;
+  readonly routingKey: string;
+  readonly shard: number;
+}
+
+/** An outbox row in the Debezium Outbox Event Router layout, plus the columns that become headers. */
+export interface OutboxRow {
+  readonly id: string;
+  /** Routes the event: the connector maps it to a topic (e.g. `job-events` → `kairos.job-events`). */
+  readonly aggregateType: string;
+  /** Becomes the Kafka message key: the routing key. */
+  readonly aggregateId: string;
+  /** Event type, a header. */
+  readonly type: string;
+  /** Avro in the Confluent wire format, passed through unchanged. */
+  readonly payload: Buffer;
+  readonly jobId: string;
+  readonly tenantId: string;
+  readonly dueAt: Date;
+  readonly traceparent: string | null;
+}
+
+interface JobDbRow {
+  id: string;
+  tenant_id: string;
+  idempotency_key: string | null;
+  type: string;
+  resource_class: string;
+  payload: unknown;
+  due_at: Date;
+  deadline_at: Date | null;
+  state: JobState;
+  version: number;
+  fence: number;
+  attempt: number;
+  max_attempts: number;
+  routing_key: string;
+  shard: number;
+  created_at: Date;
+  dispatched_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  last_error: string | null;
+}
+
+export function toJob(r: JobDbRow): Job {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    idempotencyKey: r.idempotency_key,
+    type: r.type,
+    resourceClass: r.resource_class,
+    payload: JSON.stringify(r.payload),
+    dueAt: r.due_at,
+    deadlineAt: r.deadline_at,
+    state: r.state,
+    version: r.version,
+    fence: r.fence,
+    attempt: r.attempt,
+    maxAttempts: r.max_attempts,
+    routingKey: r.routing_key,
+    shard: r.shard,
+    createdAt: r.created_at,
+    dispatchedAt: r.dispatched_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    lastError: r.last_error,
+  };
+}
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/**
+ * Claims per-tenant idempotency keys. Returns, for each key that already belonged to a job, that
+ * job's id (the caller then answers with the original job instead of creating a second one).
+ */
+export async function claimIdempotencyKeys(
+  db: Queryable,
+  rows: readonly NewJobRow[],
+): Promise<Map<string, { jobId: string; dueAt: Date }>> {
+  const keyed = rows.filter((r) => r.idempotencyKey !== null);
+  const existing = new Map<string, { jobId: string; dueAt: Date }>();
+  if (keyed.length === 0) return existing;
+  const inserted = await db.query<{ tenant_id: string; idempotency_key: string }>(
+    `INSERT INTO job_idempotency (tenant_id, idempotency_key, job_id, due_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[])
+     ON CONFLICT DO NOTHING
+     RETURNING tenant_id, idempotency_key`,
+    [
+      keyed.map((r) => r.tenantId),
+      keyed.map((r) => r.idempotencyKey),
+      keyed.map((r) => r.id),
+      keyed.map((r) => r.dueAt),
+    ],
+  );
+  const won = new Set(inserted.rows.map((r) => `${r.tenant_id}\u0000${r.idempotency_key}`));
+  const lost = keyed.filter((r) => !won.has(`${r.tenantId}\u0000${r.idempotencyKey}`));
+  if (lost.length > 0) {
+    const found = await db.query<{
+      tenant_id: string;
+      idempotency_key: string;
+      job_id: string;
+      due_at: Date;
+    }>(
+      `SELECT i.tenant_id, i.idempotency_key, i.job_id, i.due_at FROM job_idempotency i
+       JOIN unnest($1::text[], $2::text[]) AS k(tenant_id, idempotency_key) USING (tenant_id, idempotency_key)`,
+      [lost.map((r) => r.tenantId), lost.map((r) => r.idempotencyKey)],
+    );
+    for (const f of found.rows)
+      existing.set(`${f.tenant_id}\u0000${f.idempotency_key}`, { jobId: f.job_id, dueAt: f.due_at });
+  }
+  return existing;
+}
+
+export function idempotencyMapKey(tenantId: string, key: string): string {
+  return `${tenantId}\u0000${key}`;
+}
+
+/** Inserts jobs in state SCHEDULED (one statement for the whole batch). */
+export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `INSERT INTO jobs (id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at,
+                       state, max_attempts, routing_key, shard)
+     SELECT id, tenant_id, idempotency_key, type, resource_class, payload::jsonb, due_at, deadline_at,
+            'SCHEDULED', max_attempts, routing_key, shard
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+                 $8::timestamptz[], $9::int[], $10::text[], $11::int[])
+       AS t(id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at, max_attempts,
+            routing_key, shard)`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.tenantId),
+      rows.map((r) => r.idempotencyKey),
+      rows.map((r) => r.type),
+      rows.map((r) => r.resourceClass),
+      rows.map((r) => r.payload),
+      rows.map((r) => r.dueAt),
+      rows.map((r) => r.deadlineAt),
+      rows.map((r) => r.maxAttempts),
+      rows.map((r) => r.routingKey),
+      rows.map((r) => r.shard),
+    ],
+  );
+}
+
+/**
+ * Writes outbox rows and deletes them in the same statement's transaction: Debezium reads the
+ * inserts from the WAL, and the table never grows.
+ */
+export async function writeOutbox(db: Queryable, rows: readonly OutboxRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, job_id, tenant_id, due_at, traceparent)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::text[],
+                          $8::text[], $9::text[])`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.aggregateType),
+      rows.map((r) => r.aggregateId),
+      rows.map((r) => r.type),
+      rows.map((r) => r.payload),
+      rows.map((r) => r.jobId),
+      rows.map((r) => r.tenantId),
+      rows.map((r) => String(r.dueAt.getTime())),
+      rows.map((r) => r.traceparent),
+    ],
+  );
+  await db.query('DELETE FROM outbox WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+}
+
+export async function findJobs(db: Queryable, ids: readonly string[]): Promise<Job[]> {
+  if (ids.length === 0) return [];
+  const r = await db.query<JobDbRow>('SELECT * FROM jobs WHERE id = ANY($1::uuid[])', [ids]);
+  return r.rows.map(toJob);
+}
+
+export async function findJob(db: Queryable, id: string): Promise<Job | undefined> {
+  return (await findJobs(db, [id]))[0];
+}
+
+/**
+ * Cancels a SCHEDULED job: bumps its version (so the hot tier drops any older entry) and returns
+ * the updated job, or undefined when it is not SCHEDULED (the caller reports its state).
+ */
+export async function cancelScheduledJob(db: Queryable, id: string): Promise<Job | undefined> {
+  const r = await db.query<JobDbRow>(
+    `UPDATE jobs SET state = 'CANCELLED', version = version + 1, finished_at = now(), updated_at = now()
+     WHERE id = $1 AND state = 'SCHEDULED' RETURNING *`,
+    [id],
+  );
+  return r.rows[0] ? toJob(r.rows[0]) : undefined;
+}

@@ -1,0 +1,21 @@
+import { describe, expect, test } from 'vitest';
+import { Worker } from '@kairos/worker-sdk';
+
+const base = { brokers: ['127.0.0.1:9092'], registryUrl: 'http://127.0.0.1:8081', resourceClasses: ['io'] };
+
+describe('worker options', () => {
+  test.each([
+    [{ ...base, brokers: [] }, /brokers/],
+    [{ ...base, registryUrl: 'nope' }, /registryUrl/],
+    [{ ...base, resourceClasses: [] }, /resourceClasses/],
+    [{ ...base, resourceClasses: ['GPU'] }, /resource class "GPU"/],
+    [{ ...base, concurrency: 0 }, /concurrency/],
+  ])('rejects %j', (options, message) => {
+    expect(() => new Worker(options)).toThrow(message);
+  });
+
+  test('one handler per job type', () => {
+    const w = new Worker(base).handle('a', () => undefined);
+    expect(() => w.handle('a', () => undefined)).toThrow(/already registered/);
+  });
+});
