@@ -9,6 +9,7 @@ import { MissingPrerequisite } from './prereqs.js';
 import { formatStates } from './print.js';
 import { serviceByName } from './services/index.js';
 import { down, logFileFor, reset, status, up } from './stack.js';
+import { start } from './start.js';
 
 // The environment is read here, at the entry point, and nowhere else.
 const root = resolve(import.meta.dirname, '..', '..');
@@ -29,6 +30,15 @@ program
       `stack up in ${((Date.now() - t0) / 1000).toFixed(1)} s; logs in ${resolve(cfg.dataDir, 'logs')}`,
     );
   });
+
+program
+  .command('start')
+  .description('the stack, every app and a small demo; runs until Ctrl-C')
+  .option('--no-demo', 'skip the demo jobs')
+  .option('--api-port <port>', 'HTTP API port', process.env.KAIROS_API_PORT ?? '58090')
+  .action((opts: { demo: boolean; apiPort: string }) =>
+    start(cfg, log, { demo: opts.demo, apiPort: Number(opts.apiPort) }),
+  );
 
 program
   .command('status')

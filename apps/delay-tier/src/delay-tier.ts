@@ -29,6 +29,8 @@ export interface DelayTierOptions {
   /** Pause between dispatch rounds when nothing was due, ms (bounds lateness). Default: 20. */
   readonly idleMs?: number;
   readonly log?: Logger;
+  /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
+  readonly onFatal?: (err: Error) => void;
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
 }
 
@@ -82,6 +84,11 @@ export class DelayTier {
       await this.#o.codec.register(this.#o.topics.tasks(rc), SCHEMAS.taskDispatch);
     }
     await this.#producer.connect();
+    this.#consumer.on(this.#consumer.events.CRASH, (e) => {
+      if (e.payload.restart) return;
+      this.#log.fatal({ err: e.payload.error }, 'consumer crashed and will not restart');
+      this.#o.onFatal?.(e.payload.error);
+    });
     await this.#consumer.connect();
     const topic = this.#o.topics.jobEvents;
     this.#consumer.on(this.#consumer.events.GROUP_JOIN, (e) => {

@@ -21,6 +21,8 @@ export interface TrackerOptions {
   /** Consumer group. Default: `kairos-tracker`. */
   readonly groupId?: string;
   readonly log?: Logger;
+  /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
+  readonly onFatal?: (err: Error) => void;
   /** Called after each batch is durable (tests and metrics). */
   readonly onApplied?: (dispatches: number, results: number) => void;
 }
@@ -44,6 +46,11 @@ export class Tracker {
   async start(): Promise<void> {
     const taskTopics = this.#o.resourceClasses.map((rc) => this.#o.topics.tasks(rc));
     const resultsTopic = this.#o.topics.taskResults;
+    this.#consumer.on(this.#consumer.events.CRASH, (e) => {
+      if (e.payload.restart) return;
+      this.#log.fatal({ err: e.payload.error }, 'consumer crashed and will not restart');
+      this.#o.onFatal?.(e.payload.error);
+    });
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...taskTopics, resultsTopic], fromBeginning: true });
     await this.#consumer.run({

@@ -58,3 +58,21 @@ export async function deleteTopicsWithPrefix(kafka: Kafka, prefix: string): Prom
     await admin.disconnect();
   }
 }
+
+/**
+ * Refuses to run against a topic whose partition count differs from what the app was configured
+ * with: shards computed with the wrong count would route jobs to the wrong hot set.
+ */
+export async function assertPartitionCount(kafka: Kafka, topic: string, expected: number): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+    const actual = meta.topics[0]?.partitions.length ?? 0;
+    if (actual !== expected) {
+      throw new Error(`${topic} has ${actual} partitions but KAIROS_JOB_EVENT_PARTITIONS is ${expected}`);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,47 @@
+import { JobCommands } from '@kairos/commands';
+import { intVar, kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { compileJobLimits } from '@kairos/core';
+import { createPool, ensureJobPartitions } from '@kairos/db';
+import {
+  assertPartitionCount,
+  AvroCodec,
+  createKafka,
+  createRegistryClient,
+  topicNames,
+} from '@kairos/kafka';
+import { createLogger } from '@kairos/observability';
+import { createApiServer } from './server.js';
+
+runMain(async () => {
+  const env = kairosEnv();
+  const port = intVar(process.env, 'KAIROS_API_PORT', 58090, 0, 65535);
+  const host = process.env.KAIROS_API_HOST ?? '127.0.0.1';
+  const log = createLogger({ component: 'api', level: env.logLevel });
+  const topics = topicNames(env.topicPrefix);
+  await assertPartitionCount(
+    createKafka({ brokers: env.kafkaBrokers }),
+    topics.jobEvents,
+    env.jobEventPartitions,
+  );
+  const pool = createPool({
+    connectionString: env.pgUrl,
+    schema: env.dbSchema,
+    max: 20,
+    applicationName: 'kairos-api',
+  });
+  await ensureJobPartitions(pool, new Date());
+  const commands = await JobCommands.create({
+    pool,
+    codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
+    jobEventsTopic: topics.jobEvents,
+    jobEventPartitions: env.jobEventPartitions,
+    limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
+  });
+  const app = createApiServer({ commands, log });
+  const url = await app.listen({ host, port });
+  log.info({ url }, 'api listening');
+  onShutdown(async () => {
+    await app.close();
+    await pool.end();
+  });
+});

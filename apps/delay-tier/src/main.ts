@@ -1,0 +1,41 @@
+import { kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { createPool } from '@kairos/db';
+import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
+import { createLogger } from '@kairos/observability';
+import { Redis } from 'ioredis';
+import { DelayTier } from './delay-tier.js';
+
+runMain(async () => {
+  const env = kairosEnv();
+  const log = createLogger({
+    component: 'delay-tier',
+    level: env.logLevel,
+    base: { instance: env.instanceId },
+  });
+  const pool = createPool({
+    connectionString: env.pgUrl,
+    schema: env.dbSchema,
+    max: 4,
+    applicationName: 'kairos-delay-tier',
+  });
+  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 3 });
+  const tier = new DelayTier({
+    kafka: createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-delay-tier-${env.instanceId}` }),
+    codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
+    redis,
+    pool,
+    topics: topicNames(env.topicPrefix),
+    resourceClasses: env.resourceClasses,
+    instanceId: env.instanceId,
+    groupId: `${env.topicPrefix}kairos-delay-tier`,
+    log,
+    onFatal: () => process.exit(1),
+  });
+  await tier.start();
+  log.info('delay tier started');
+  onShutdown(async () => {
+    await tier.stop();
+    redis.disconnect();
+    await pool.end();
+  });
+});

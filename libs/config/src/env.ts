@@ -1,0 +1,100 @@
+import { hostname } from 'node:os';
+
+/** Settings every Kairos app reads from the environment, with their defaults. */
+export interface KairosEnv {
+  /** KAIROS_PG_URL (required). */
+  readonly pgUrl: string;
+  /** KAIROS_DB_SCHEMA, default `public`. */
+  readonly dbSchema: string;
+  /** KAIROS_REDIS_URL, default `redis://127.0.0.1:56379`. */
+  readonly redisUrl: string;
+  /** KAIROS_KAFKA_BROKERS, comma-separated, default `127.0.0.1:59092`. */
+  readonly kafkaBrokers: string[];
+  /** KAIROS_REGISTRY_URL, default the local stack's Apicurio ccompat API. */
+  readonly registryUrl: string;
+  /** KAIROS_TOPIC_PREFIX, default ''. */
+  readonly topicPrefix: string;
+  /** KAIROS_JOB_EVENT_PARTITIONS, default 8. Must equal the topic's partition count. */
+  readonly jobEventPartitions: number;
+  /** KAIROS_RESOURCE_CLASSES, comma-separated, default `critical,default,cpu,io`. */
+  readonly resourceClasses: string[];
+  /** KAIROS_LOG_LEVEL, default `info`. */
+  readonly logLevel: string;
+  /** KAIROS_INSTANCE_ID, default `<host>-<pid>`. */
+  readonly instanceId: string;
+}
+
+export class EnvError extends Error {
+  override readonly name = 'EnvError';
+}
+
+export function intVar(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new EnvError(`${name}=${raw} must be an integer in [${min}, ${max}]`);
+  return n;
+}
+
+function listVar(env: NodeJS.ProcessEnv, name: string, fallback: string): string[] {
+  const list = (env[name] ?? fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (list.length === 0) throw new EnvError(`${name} must list at least one value`);
+  return list;
+}
+
+export function kairosEnv(env: NodeJS.ProcessEnv = process.env): KairosEnv {
+  const pgUrl = env.KAIROS_PG_URL;
+  if (!pgUrl) throw new EnvError('KAIROS_PG_URL is required (e.g. postgres://kairos@127.0.0.1:55432/kairos)');
+  return {
+    pgUrl,
+    dbSchema: env.KAIROS_DB_SCHEMA ?? 'public',
+    redisUrl: env.KAIROS_REDIS_URL ?? 'redis://127.0.0.1:56379',
+    kafkaBrokers: listVar(env, 'KAIROS_KAFKA_BROKERS', '127.0.0.1:59092'),
+    registryUrl: env.KAIROS_REGISTRY_URL ?? 'http://127.0.0.1:58081/apis/ccompat/v7',
+    topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
+    jobEventPartitions: intVar(env, 'KAIROS_JOB_EVENT_PARTITIONS', 8, 1, 256),
+    resourceClasses: listVar(env, 'KAIROS_RESOURCE_CLASSES', 'critical,default,cpu,io'),
+    logLevel: env.KAIROS_LOG_LEVEL ?? 'info',
+    instanceId: env.KAIROS_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
+  };
+}
+
+/** Runs an app's main, turning a configuration error into one clear line and exit code 2. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    if (err instanceof EnvError) {
+      console.error(`configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+/** Calls stop() once on SIGINT or SIGTERM, then exits. */
+export function onShutdown(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}

@@ -1,0 +1,1 @@
+export { kairosEnv, intVar, runMain, onShutdown, EnvError, type KairosEnv } from './env.js';

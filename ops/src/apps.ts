@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
+
+export interface AppProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+}
+
+const COLORS = ['\x1b[36m', '\x1b[35m', '\x1b[33m', '\x1b[32m', '\x1b[34m'];
+const RESET = '\x1b[0m';
+const LEVELS: Record<string, string> = {
+  '10': 'trace',
+  '20': 'debug',
+  '30': 'info',
+  '40': 'warn',
+  '50': 'error',
+  '60': 'fatal',
+};
+
+/** One readable line from a pino (or any JSON) log line; other lines pass through. */
+export function formatLogLine(line: string): string {
+  let obj: Record<string, unknown>;
+  try {
+    obj = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const { level, msg, time, component: _c, pid: _p, hostname: _h, instance: _i, ...rest } = obj;
+  const lvl = LEVELS[JSON.stringify(level)] ?? (typeof level === 'string' ? level : 'info');
+  const fields = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  const prefix = lvl === 'info' ? '' : `${lvl.toUpperCase()} `;
+  void time;
+  return `${prefix}${typeof msg === 'string' ? msg : ''}${fields ? `  ${fields}` : ''}`;
+}
+
+/** Starts an app's entry point on this Node with tsx, its output prefixed and made readable. */
+export function startApp(root: string, name: string, env: NodeJS.ProcessEnv, index: number): AppProcess {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=kairos-source', '--import', 'tsx', resolve(root, 'apps', name, 'src', 'main.ts')],
+    { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const tag = `${COLORS[index % COLORS.length] ?? ''}[${name}]${RESET}`;
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    createInterface({ input: stream }).on('line', (line) => console.log(`${tag} ${formatLogLine(line)}`));
+  }
+  child.on('exit', (code, signal) => {
+    if (code !== 0 && signal === null) console.log(`${tag} exited with code ${code}`);
+  });
+  return { name, child };
+}
+
+export async function stopApps(apps: readonly AppProcess[], graceMs = 15_000): Promise<void> {
+  await Promise.all(
+    apps.map(
+      ({ child }) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            done();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}

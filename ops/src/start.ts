@@ -1,0 +1,66 @@
+import { startApp, stopApps, type AppProcess } from './apps.js';
+import { bootstrap } from './bootstrap.js';
+import { serviceUrls, type StackConfig } from './config.js';
+import { runDemo } from './demo.js';
+import { formatStates } from './print.js';
+import { down, status, up, type Log } from './stack.js';
+import { waitFor } from './wait.js';
+
+const APPS = ['api', 'delay-tier', 'tracker', 'worker-example'] as const;
+
+/**
+ * `npm start`: the stack, every app, and a small demo; then runs until Ctrl-C, which stops the
+ * apps and, if this run started it, the stack.
+ */
+export async function start(cfg: StackConfig, log: Log, options: { demo: boolean; apiPort: number }) {
+  const wasRunning = (await status(cfg)).every((s) => s.healthy);
+  const states = await up(cfg, log);
+  await bootstrap(cfg, log);
+  log(formatStates(states));
+  const urls = serviceUrls(cfg);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...urls,
+    KAIROS_JOB_EVENT_PARTITIONS: String(cfg.jobEventPartitions),
+    KAIROS_API_PORT: String(options.apiPort),
+    KAIROS_LOG_LEVEL: process.env.KAIROS_LOG_LEVEL ?? 'info',
+  };
+  const apps: AppProcess[] = APPS.map((name, i) => startApp(cfg.root, name, env, i));
+  let stopping = false;
+  const stopAll = async () => {
+    if (stopping) return;
+    stopping = true;
+    log('stopping the apps…');
+    await stopApps(apps);
+    if (!wasRunning) {
+      log('stopping the stack this run started…');
+      await down(cfg, log);
+    }
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stopAll());
+  process.once('SIGTERM', () => void stopAll());
+  const apiUrl = `http://127.0.0.1:${options.apiPort}`;
+  try {
+    await waitFor(
+      'api',
+      async () => (await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(1000) })).ok,
+      {
+        timeoutMs: 60_000,
+        isDead: () => {
+          const api = apps[0]?.child;
+          return api && api.exitCode !== null ? `exit code ${api.exitCode}` : undefined;
+        },
+      },
+    );
+    log(
+      `Kairos is up: API on ${apiUrl}, Kafka ${urls.KAIROS_KAFKA_BROKERS}, registry ${urls.KAIROS_REGISTRY_URL}`,
+    );
+    if (options.demo) await runDemo(apiUrl, log);
+  } catch (err) {
+    // Never leave app processes behind when start-up fails.
+    await stopApps(apps);
+    throw err;
+  }
+  log('running; press Ctrl-C to stop');
+}
