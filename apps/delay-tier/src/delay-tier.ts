@@ -32,6 +32,8 @@ export interface DelayTierOptions {
   /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
   readonly onFatal?: (err: Error) => void;
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
+  /** Called when a job enters the hot set (benchmarks, tests). */
+  readonly onScheduled?: (record: HotRecord, atMs: number) => void;
 }
 
 /** Events applied concurrently within a batch; versions make their order irrelevant. */
@@ -99,8 +101,16 @@ export class DelayTier {
     await this.#consumer.subscribe({ topic, fromBeginning: true });
     await this.#consumer.run({
       eachBatchAutoResolve: false,
+      // Partitions are independent (own hot set, own epoch): apply their batches in parallel.
+      partitionsConsumedConcurrently: 8,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const deps = { codec: this.#o.codec, hot: this.#hot, ownership: this.#ownership, log: this.#log };
+        const deps = {
+          codec: this.#o.codec,
+          hot: this.#hot,
+          ownership: this.#ownership,
+          log: this.#log,
+          onScheduled: this.#o.onScheduled,
+        };
         for (let i = 0; i < batch.messages.length; i += APPLY_CHUNK) {
           if (!isRunning() || isStale()) return;
           const chunk = batch.messages.slice(i, i + APPLY_CHUNK);

@@ -5,14 +5,20 @@ import type { HotSet } from '@kairos/redis';
 import type { JobEventRecord } from '@kairos/schemas';
 import type { KafkaMessage } from 'kafkajs';
 import type { Ownership } from './ownership.js';
-import { hotRecord } from './record.js';
+import { hotRecord, type HotRecord } from './record.js';
 
 /**
  * Applies one kairos.job-events message to its partition's hot set. Returns false if this
  * instance no longer owns the partition (its epoch went stale), true otherwise.
  */
 export async function applyJobEvent(
-  deps: { codec: AvroCodec; hot: HotSet; ownership: Ownership; log: Logger },
+  deps: {
+    codec: AvroCodec;
+    hot: HotSet;
+    ownership: Ownership;
+    log: Logger;
+    onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
+  },
   topic: string,
   partition: number,
   message: KafkaMessage,
@@ -25,6 +31,7 @@ export async function applyJobEvent(
   try {
     event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
   } catch (err) {
+    if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
     // A value that does not decode can never be applied; skipping it keeps the partition moving.
     deps.log.error({ err, partition, offset: message.offset }, 'undecodable job event skipped');
     return true;
@@ -32,12 +39,14 @@ export async function applyJobEvent(
   try {
     deps.log.debug({ partition, type: event.event_type, job: event.job_id, due: event.due_at }, 'job event');
     if (event.event_type === 'SCHEDULED') {
-      await deps.hot.schedule(partition, epoch, {
+      const record = hotRecord(event, headerString(message.headers, 'traceparent') ?? null);
+      const added = await deps.hot.schedule(partition, epoch, {
         jobId: event.job_id,
         dueAtMs: event.due_at,
         version: event.version,
-        record: JSON.stringify(hotRecord(event, headerString(message.headers, 'traceparent') ?? null)),
+        record: JSON.stringify(record),
       });
+      if (added) deps.onScheduled?.(record, Date.now());
     } else {
       await deps.hot.cancel(partition, epoch, event.job_id, event.version);
     }

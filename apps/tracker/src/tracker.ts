@@ -1,3 +1,4 @@
+import { isKairosError } from '@kairos/core';
 import {
   inTransaction,
   recordDispatches,
@@ -54,6 +55,8 @@ export class Tracker {
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topics: [...taskTopics, resultsTopic], fromBeginning: true });
     await this.#consumer.run({
+      // Batches of different partitions touch different jobs: apply them in parallel.
+      partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch, heartbeat }) => {
         const dispatches: DispatchRecord[] = [];
         const results: ResultRecord[] = [];
@@ -63,6 +66,7 @@ export class Tracker {
           try {
             decoded = await this.#o.codec.decode(batch.topic, m.value);
           } catch (err) {
+            if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
             this.#log.error({ err, topic: batch.topic, offset: m.offset }, 'undecodable message skipped');
             continue;
           }

@@ -107,25 +107,38 @@ export class JobCommands {
       unique.push(r);
     }
     const now = this.#now();
+    // Events are serialized before the transaction opens: no network I/O while it holds locks.
+    const events = new Map(
+      await Promise.all(
+        unique.map(
+          async (r) =>
+            [
+              r.id,
+              await jobEventOutboxRow(
+                this.#o.codec,
+                this.#o.jobEventsTopic,
+                'SCHEDULED',
+                { ...r, version: 1, fence: 1, attempt: 1 },
+                now,
+                ctx.traceparent ?? null,
+              ),
+            ] as const,
+        ),
+      ),
+    );
     return inTransaction(this.#o.pool, async (tx) => {
       const existing = await claimIdempotencyKeys(tx, unique);
       const fresh = unique.filter(
         (r) => r.idempotencyKey === null || !existing.has(idempotencyMapKey(r.tenantId, r.idempotencyKey)),
       );
       await insertJobs(tx, fresh);
-      const outbox = await Promise.all(
-        fresh.map((r) =>
-          jobEventOutboxRow(
-            this.#o.codec,
-            this.#o.jobEventsTopic,
-            'SCHEDULED',
-            { ...r, version: 1, fence: 1, attempt: 1 },
-            now,
-            ctx.traceparent ?? null,
-          ),
-        ),
+      await writeOutbox(
+        tx,
+        fresh.flatMap((r) => {
+          const e = events.get(r.id);
+          return e ? [e] : [];
+        }),
       );
-      await writeOutbox(tx, outbox);
       const originals = new Map(
         (
           await findJobs(

@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   CONFLICT: { retriable: false, status: 409 },
   PAYLOAD_TOO_LARGE: { retriable: false, status: 413 },
   STALE_EPOCH: { retriable: false, status: 409 },
+  UNDECODABLE: { retriable: false, status: 400 },
   DEPENDENCY_UNAVAILABLE: { retriable: true, status: 503 },
   CONFIG: { retriable: false, status: 500 },
 } as const;

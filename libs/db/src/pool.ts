@@ -9,6 +9,11 @@ export interface PoolOptions {
   readonly max?: number;
   /** Name shown in pg_stat_activity. Default: kairos. */
   readonly applicationName?: string;
+  /**
+   * A transaction left idle this long is ended by the server, so a stuck client can never hold
+   * locks (or block logical slot creation) indefinitely. Default: 60,000 ms.
+   */
+  readonly idleInTransactionTimeoutMs?: number;
 }
 
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -23,7 +28,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionString: options.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'kairos',
-    options: `-c search_path=${schema}`,
+    options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs ?? 60_000}`,
   });
 }
 

@@ -1,18 +1,26 @@
 import {
   AvroDeserializer,
   AvroSerializer,
+  RestError,
   SchemaRegistryClient,
   SerdeType,
+  TopicNameStrategy,
   type Client,
 } from '@confluentinc/schemaregistry';
+import { KairosError } from '@kairos/core';
 
 export interface RegistryOptions {
   /** Base URL of a Confluent-compatible registry, e.g. Apicurio's `http://host:port/apis/ccompat/v7`. */
   readonly url: string;
+  /** Per-request timeout in ms; a hung registry must not hang its callers. Default: 10,000. */
+  readonly timeoutMs?: number;
 }
 
 export function createRegistryClient(options: RegistryOptions): Client {
-  return new SchemaRegistryClient({ baseURLs: [options.url] });
+  return new SchemaRegistryClient({
+    baseURLs: [options.url],
+    createAxiosDefaults: { timeout: options.timeoutMs ?? 10_000 },
+  });
 }
 
 /** TopicNameStrategy, the subject Kafka UI and every Confluent-format client look up. */
@@ -32,7 +40,11 @@ export class AvroCodec {
 
   constructor(client: Client) {
     this.#client = client;
-    this.#deserializer = new AvroDeserializer(client, SerdeType.VALUE, {});
+    // TopicNameStrategy, explicitly: the client's default first asks the registry for subject
+    // "associations", an extra round trip per topic that Apicurio does not serve.
+    this.#deserializer = new AvroDeserializer(client, SerdeType.VALUE, {
+      subjectNameStrategy: TopicNameStrategy,
+    });
   }
 
   /** Registers (or finds) `schema` under `<topic>-value` and writes with it from now on. */
@@ -41,7 +53,11 @@ export class AvroCodec {
     const id = await this.#client.register(valueSubject(topic), { schemaType: 'AVRO', schema: text }, false);
     this.#serializers.set(
       topic,
-      new AvroSerializer(this.#client, SerdeType.VALUE, { useSchemaId: id, autoRegisterSchemas: false }),
+      new AvroSerializer(this.#client, SerdeType.VALUE, {
+        useSchemaId: id,
+        autoRegisterSchemas: false,
+        subjectNameStrategy: TopicNameStrategy,
+      }),
     );
     return id;
   }
@@ -52,8 +68,27 @@ export class AvroCodec {
     return serializer.serialize(topic, value);
   }
 
+  /**
+   * Decodes a value. Throws a KairosError: UNDECODABLE (not retriable: the bytes can never be
+   * read, e.g. no magic byte, unknown schema id, truncated Avro) or DEPENDENCY_UNAVAILABLE
+   * (retriable: the registry did not answer), so a consumer skips only what is truly poison.
+   */
   async decode(topic: string, bytes: Buffer): Promise<unknown> {
-    return this.#deserializer.deserialize(topic, bytes);
+    if (wireSchemaId(bytes) === undefined) {
+      throw new KairosError('UNDECODABLE', `value on ${topic} is not in the Confluent wire format`);
+    }
+    try {
+      return await this.#deserializer.deserialize(topic, bytes);
+    } catch (err) {
+      if (isTransientRegistryError(err)) {
+        throw new KairosError('DEPENDENCY_UNAVAILABLE', `schema registry unavailable: ${String(err)}`, {
+          cause: err,
+        });
+      }
+      throw new KairosError('UNDECODABLE', `value on ${topic} does not decode: ${String(err)}`, {
+        cause: err,
+      });
+    }
   }
 }
 
@@ -61,4 +96,11 @@ export class AvroCodec {
 export function wireSchemaId(bytes: Buffer): number | undefined {
   if (bytes.length < 5 || bytes[0] !== 0) return undefined;
   return bytes.readInt32BE(1);
+}
+
+/** Network failures and 5xx answers are worth retrying; a 4xx (e.g. unknown schema id) is not. */
+function isTransientRegistryError(err: unknown): boolean {
+  if (err instanceof RestError) return err.status === undefined || err.status >= 500 || err.status === 429;
+  const e = err as { isAxiosError?: boolean; response?: unknown; code?: string };
+  return e.isAxiosError === true ? e.response === undefined || e.response === null : false;
 }

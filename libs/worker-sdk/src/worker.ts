@@ -1,3 +1,4 @@
+import { isKairosError } from '@kairos/core';
 import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
 import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
 import type { Batch, Consumer, KafkaMessage, Producer } from 'kafkajs';
@@ -147,6 +148,14 @@ export class Worker {
     try {
       dispatch = (await this.#codec.decode(topic, message.value ?? Buffer.alloc(0))) as TaskDispatchRecord;
     } catch (err) {
+      if (!isKairosError(err, 'UNDECODABLE')) {
+        // The registry is unreachable: not this task's fault; the batch is retried.
+        this.#o.logger.warn(
+          { err, topic, partition, offset: message.offset },
+          'task not decoded yet; retrying',
+        );
+        return false;
+      }
       // A value that can never decode cannot be run; skipping keeps the partition moving.
       this.#o.logger.error({ err, topic, partition, offset: message.offset }, 'undecodable task skipped');
       return true;

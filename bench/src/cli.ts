@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import type { Adapter } from './adapter.js';
+import { KairosAdapter } from './adapters/kairos.js';
+import { peerAdapters } from './adapters/peers.js';
+import { stackPids } from './cpu.js';
+import { writeReport } from './report.js';
+import { benchServices, ROOT } from './services.js';
+import { keys, StartLog, type Measurement, type Size, type Workload } from './workload.js';
+import { crash } from './workloads/crash.js';
+import { delay } from './workloads/delay.js';
+import { drain } from './workloads/drain.js';
+import { enqueue } from './workloads/enqueue.js';
+import { hops } from './workloads/hops.js';
+import { latency } from './workloads/latency.js';
+
+const WORKLOADS: readonly Workload[] = [enqueue, drain, latency, delay, hops, crash];
+const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
+
+function adapters(names: readonly string[]): Adapter[] {
+  const all = [new KairosAdapter(), ...peerAdapters()];
+  const unknown = names.filter((n) => !all.some((a) => a.name === n));
+  if (unknown.length)
+    throw new Error(`unknown system(s) ${unknown.join(', ')}; one of ${all.map((a) => a.name).join(', ')}`);
+  return all.filter((a) => names.includes(a.name));
+}
+
+/** A short run before measuring: connections, JIT and the systems' own caches are warm. */
+async function warmUp(adapter: Adapter): Promise<void> {
+  const starts = new StartLog();
+  const ks = keys('warmup', 100);
+  await adapter.startWorker(10, starts.onStart);
+  await adapter.enqueue(
+    ks.map((key) => ({ key, dueAtMs: null })),
+    'batch',
+  );
+  await starts.waitAll(ks, 60_000);
+  await adapter.stopWorker();
+}
+
+const program = new Command('bench')
+  .description('Kairos side by side with BullMQ, pg-boss and Graphile Worker')
+  .argument('<workload>', `${WORKLOADS.map((w) => w.id).join(' | ')} | all`)
+  .addOption(new Option('--size <size>', 'job counts').choices(['small', 'full']).default('small'))
+  .option('--runs <n>', 'measured runs per cell (median reported); default 1 small, 3 full')
+  .option('--systems <list>', 'comma-separated systems', 'kairos,bullmq,pg-boss,graphile-worker')
+  .option('--out <dir>', 'results folder; default bench/results/full, or bench/results/tmp/<size>')
+  .action(async (which: string, opts: { size: Size; runs?: string; systems: string; out?: string }) => {
+    const workloads = which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which);
+    if (workloads.length === 0) throw new Error(`unknown workload "${which}"`);
+    const runs = Number(opts.runs ?? (opts.size === 'full' ? 3 : 1));
+    if (!Number.isInteger(runs) || runs < 1)
+      throw new Error(`--runs must be a positive integer, got ${opts.runs}`);
+    const systems = adapters(opts.systems.split(',').map((s) => s.trim()));
+    const services = await benchServices(ROOT, log);
+    const cpuRoots = stackPids(ROOT);
+    const t0 = Date.now();
+    const raw: Measurement[] = [];
+    for (const w of workloads) {
+      for (let run = 1; run <= runs; run++) {
+        // Systems alternate within each run, on the same services.
+        for (const adapter of systems.filter((a) => !w.only || w.only.includes(a.name))) {
+          const env = { ...services, namespace: randomBytes(4).toString('hex') };
+          log(`${w.title}: ${adapter.name}, run ${run}/${runs}`);
+          await adapter.setup(env);
+          try {
+            await warmUp(adapter);
+            const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log });
+            raw.push(...rows);
+            for (const r of rows) {
+              log(
+                `  ${r.variant} ${r.metric}: ${r.value.toFixed(1)} ${r.unit}${r.lost !== undefined ? ` (lost ${r.lost}, dup ${r.duplicated})` : ''}`,
+              );
+            }
+          } finally {
+            await adapter.teardown();
+          }
+        }
+      }
+    }
+    const out = resolve(
+      opts.out ??
+        (opts.size === 'full'
+          ? resolve(ROOT, 'bench/results/full')
+          : resolve(ROOT, `bench/results/tmp/${opts.size}`)),
+    );
+    const { summary, files } = await writeReport(out, raw, {
+      size: opts.size,
+      runs,
+      date: new Date().toISOString(),
+      machine: (await import('./report.js')).machine(),
+      command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}`,
+      seconds: (Date.now() - t0) / 1000,
+    });
+    console.log(`\n${summary}`);
+    log(`wrote ${files.length} files to ${out} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  });
+
+program.parseAsync(process.argv).then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

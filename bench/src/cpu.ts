@@ -1,0 +1,52 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const TICKS = 100; // USER_HZ on Linux
+
+function procStat(pid: number): { ppid: number; ticks: number } | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stack's service pids from the pid files of the local stack (empty for external services). */
+export function stackPids(root: string): number[] {
+  const run = resolve(root, '.kairos', 'run');
+  try {
+    return readdirSync(run)
+      .filter((f) => f.endsWith('.pid'))
+      .map((f) => Number(readFileSync(resolve(run, f), 'utf8').trim()))
+      .filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU seconds used so far by this process and by every process in the trees rooted at `roots`
+ * (PostgreSQL backends, the JVMs, Redis). Everything shares two cores, so the benchmark reports
+ * CPU per job next to throughput.
+ */
+export function cpuSeconds(roots: readonly number[]): number {
+  const all = new Map<number, { ppid: number; ticks: number }>();
+  for (const d of readdirSync('/proc')) {
+    const pid = Number(d);
+    if (!Number.isInteger(pid)) continue;
+    const s = procStat(pid);
+    if (s) all.set(pid, s);
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 64; hops++) {
+      if (roots.includes(p) || p === process.pid) return true;
+      p = all.get(p)?.ppid;
+    }
+    return false;
+  };
+  let ticks = 0;
+  for (const [pid, s] of all) if (inTree(pid)) ticks += s.ticks;
+  return ticks / TICKS;
+}

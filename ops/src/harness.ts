@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { createApiServer } from '@kairos/api';
+import { JobCommands } from '@kairos/commands';
+import { compileJobLimits } from '@kairos/core';
+import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
+import { DelayTier, type HotRecord } from '@kairos/delay-tier';
+import {
+  AvroCodec,
+  createKafka,
+  createRegistryClient,
+  ensureTopics,
+  topicCatalogue,
+  topicNames,
+  type TopicNames,
+} from '@kairos/kafka';
+import { createLogger, type Logger } from '@kairos/observability';
+import { Tracker } from '@kairos/tracker';
+import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Kafka } from 'kafkajs';
+import pg from 'pg';
+import { registerNamespacedOutboxConnector } from './outbox-connector.js';
+
+export interface HarnessServices {
+  readonly pgUrl: string;
+  readonly redisUrl: string;
+  readonly kafkaBrokers: string;
+  readonly registryUrl: string;
+  readonly connectUrl: string;
+  readonly jobEventPartitions: number;
+}
+
+export interface HarnessOptions {
+  readonly services: HarnessServices;
+  /** Lower-case letters and digits: names the connector, slot and publication. */
+  readonly id: string;
+  /** Prefix of topics, consumer groups and Redis keys. */
+  readonly prefix: string;
+  /** PostgreSQL schema (created if missing). */
+  readonly schema: string;
+  readonly resourceClasses: readonly string[];
+  /** pino level of the components. Default: warn. */
+  readonly logLevel?: string;
+  /** Serve the HTTP API on a random loopback port. Default: true. */
+  readonly api?: boolean;
+  readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
+  readonly onScheduled?: (record: HotRecord, atMs: number) => void;
+}
+
+const CONNECTORS_DIR = resolve(import.meta.dirname, '..', '..', 'connectors');
+
+/**
+ * The whole pipeline of DESIGN.md section 1 in this process, isolated in one namespace: its own
+ * schema (migrated), the production outbox connector re-pointed at it, topics under its prefix,
+ * and the API, delay tier and tracker. Tests and benchmarks both run on it; `stop()` undoes
+ * everything it started, `destroy()` also removes the namespace's data.
+ */
+export class InProcessPipeline {
+  readonly #stops: (() => Promise<void>)[] = [];
+  readonly #o: HarnessOptions;
+  readonly kafka: Kafka;
+  readonly topics: TopicNames;
+  pool!: Pool;
+  codec!: AvroCodec;
+  commands!: JobCommands;
+  api: FastifyInstance | undefined;
+  apiUrl = '';
+  delayTier!: DelayTier;
+  tracker!: Tracker;
+
+  private constructor(o: HarnessOptions) {
+    this.#o = o;
+    this.kafka = createKafka({ brokers: o.services.kafkaBrokers.split(','), clientId: `kairos-${o.id}` });
+    this.topics = topicNames(o.prefix);
+  }
+
+  static async start(o: HarnessOptions): Promise<InProcessPipeline> {
+    const p = new InProcessPipeline(o);
+    try {
+      await p.#start();
+    } catch (err) {
+      await p.stop().catch(() => undefined);
+      throw err;
+    }
+    return p;
+  }
+
+  #log(component: string): Logger {
+    return createLogger({ component, level: this.#o.logLevel ?? 'warn' });
+  }
+
+  async #start(): Promise<void> {
+    const { services, prefix, schema, resourceClasses } = this.#o;
+    const admin = new pg.Client({ connectionString: services.pgUrl });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await admin.end();
+    this.pool = createPool({ connectionString: services.pgUrl, schema, max: 10 });
+    this.#stops.push(() => this.pool.end());
+    await migrate(this.pool);
+    await ensureJobPartitions(this.pool, new Date());
+    await ensureTopics(
+      this.kafka,
+      topicCatalogue({ prefix, resourceClasses, jobEventPartitions: services.jobEventPartitions }),
+    );
+    this.#stops.push(
+      await registerNamespacedOutboxConnector({
+        connectUrl: services.connectUrl,
+        pgUrl: services.pgUrl,
+        connectorsDir: CONNECTORS_DIR,
+        id: this.#o.id,
+        topicPrefix: prefix,
+        schema,
+      }),
+    );
+    this.codec = new AvroCodec(createRegistryClient({ url: services.registryUrl }));
+    this.commands = await JobCommands.create({
+      pool: this.pool,
+      codec: this.codec,
+      jobEventsTopic: this.topics.jobEvents,
+      jobEventPartitions: services.jobEventPartitions,
+      limits: compileJobLimits({ resourceClasses }),
+    });
+    if (this.#o.api ?? true) {
+      const api = createApiServer({ commands: this.commands, log: this.#log('api') });
+      this.api = api;
+      this.apiUrl = await api.listen({ host: '127.0.0.1', port: 0 });
+      this.#stops.push(() => api.close());
+    }
+    const redis = new Redis(services.redisUrl, { keyPrefix: prefix, maxRetriesPerRequest: 3 });
+    this.#stops.push(async () => void (await redis.quit()));
+    this.delayTier = new DelayTier({
+      kafka: this.kafka,
+      codec: this.codec,
+      redis,
+      pool: this.pool,
+      topics: this.topics,
+      resourceClasses,
+      instanceId: `delay-tier-${randomBytes(2).toString('hex')}`,
+      groupId: `${prefix}delay-tier`,
+      log: this.#log('delay-tier'),
+      ...(this.#o.onDispatched ? { onDispatched: this.#o.onDispatched } : {}),
+      ...(this.#o.onScheduled ? { onScheduled: this.#o.onScheduled } : {}),
+    });
+    await this.delayTier.start();
+    this.#stops.push(() => this.delayTier.stop());
+    this.tracker = new Tracker({
+      kafka: this.kafka,
+      codec: this.codec,
+      pool: this.pool,
+      topics: this.topics,
+      resourceClasses,
+      groupId: `${prefix}tracker`,
+      log: this.#log('tracker'),
+    });
+    await this.tracker.start();
+    this.#stops.push(() => this.tracker.stop());
+  }
+
+  /** A worker on this namespace's task topics (stopped by stop() if still running). */
+  worker(options: Partial<WorkerOptions> = {}): Worker {
+    const w = new Worker({
+      brokers: this.#o.services.kafkaBrokers.split(','),
+      registryUrl: this.#o.services.registryUrl,
+      resourceClasses: this.#o.resourceClasses,
+      topicPrefix: this.#o.prefix,
+      concurrency: 50,
+      logger: this.#log('worker'),
+      ...options,
+    });
+    this.#stops.push(() => w.stop());
+    return w;
+  }
+
+  /** Stops everything started, newest first; keeps going past failures and reports the first. */
+  async stop(): Promise<void> {
+    let first: unknown;
+    while (this.#stops.length > 0) {
+      const step = this.#stops.pop();
+      await step?.().catch((err: unknown) => (first ??= err));
+    }
+    if (first !== undefined) throw first instanceof Error ? first : new Error(JSON.stringify(first));
+  }
+}
