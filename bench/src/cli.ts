@@ -5,7 +5,7 @@ import type { Adapter } from './adapter.js';
 import { KairosAdapter } from './adapters/kairos.js';
 import { peerAdapters } from './adapters/peers.js';
 import { stackPids } from './cpu.js';
-import { writeReport } from './report.js';
+import { machine, writeReport } from './report.js';
 import { benchServices, ROOT } from './services.js';
 import { keys, StartLog, type Measurement, type Size, type Workload } from './workload.js';
 import { crash } from './workloads/crash.js';
@@ -57,14 +57,31 @@ const program = new Command('bench')
     const cpuRoots = stackPids(ROOT);
     const t0 = Date.now();
     const raw: Measurement[] = [];
+    const failures: string[] = [];
+    const out = resolve(
+      opts.out ??
+        (opts.size === 'full'
+          ? resolve(ROOT, 'bench/results/full')
+          : resolve(ROOT, `bench/results/tmp/${opts.size}`)),
+    );
+    const report = async () =>
+      writeReport(out, raw, {
+        size: opts.size,
+        runs,
+        date: new Date().toISOString(),
+        machine: machine(),
+        command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}`,
+        seconds: (Date.now() - t0) / 1000,
+        failures,
+      });
     for (const w of workloads) {
       for (let run = 1; run <= runs; run++) {
         // Systems alternate within each run, on the same services.
         for (const adapter of systems.filter((a) => !w.only || w.only.includes(a.name))) {
           const env = { ...services, namespace: randomBytes(4).toString('hex') };
           log(`${w.title}: ${adapter.name}, run ${run}/${runs}`);
-          await adapter.setup(env);
           try {
+            await adapter.setup(env);
             await warmUp(adapter);
             const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log });
             raw.push(...rows);
@@ -73,32 +90,27 @@ const program = new Command('bench')
                 `  ${r.variant} ${r.metric}: ${r.value.toFixed(1)} ${r.unit}${r.lost !== undefined ? ` (lost ${r.lost}, dup ${r.duplicated})` : ''}`,
               );
             }
+          } catch (err) {
+            // One failing cell must not cost the whole run: record it and go on.
+            failures.push(
+              `${w.title} / ${adapter.name} / run ${run}: ${err instanceof Error ? err.message : String(err)}`,
+            );
+            log(`  FAILED: ${failures.at(-1)}`);
           } finally {
-            await adapter.teardown();
+            await adapter.teardown().catch((err: unknown) => log(`  teardown failed: ${String(err)}`));
           }
         }
       }
+      await report(); // results so far survive an interrupted run
     }
-    const out = resolve(
-      opts.out ??
-        (opts.size === 'full'
-          ? resolve(ROOT, 'bench/results/full')
-          : resolve(ROOT, `bench/results/tmp/${opts.size}`)),
-    );
-    const { summary, files } = await writeReport(out, raw, {
-      size: opts.size,
-      runs,
-      date: new Date().toISOString(),
-      machine: (await import('./report.js')).machine(),
-      command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}`,
-      seconds: (Date.now() - t0) / 1000,
-    });
+    const { summary, files } = await report();
+    if (failures.length > 0) process.exitCode = 1;
     console.log(`\n${summary}`);
     log(`wrote ${files.length} files to ${out} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   });
 
 program.parseAsync(process.argv).then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);

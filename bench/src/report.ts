@@ -60,6 +60,11 @@ export function markdown(rows: readonly Aggregate[], meta: Record<string, unknow
     `Machine: ${JSON.stringify(meta.machine)}. Date: ${String(meta.date)}. Runs per cell: ${String(meta.runs)} (median; warm-up excluded).`,
     `Command: \`${String(meta.command)}\``,
     '',
+    ...(Array.isArray(meta.failures) && meta.failures.length > 0
+      ? ['Failed cells:', ...meta.failures.map((f) => `- ${String(f)}`), '']
+      : []),
+    'Ratios are Kairos ÷ peer: above 1 is better for Kairos on throughput, worse on latency and lateness.',
+    '',
     `| workload | variant | metric | ${systems.join(' | ')} | kairos ÷ peer | CPU s per 1,000 jobs (${systems.join(' / ')}) | lost / duplicated (${systems.join(' / ')}) |`,
     `| --- | --- | --- | ${systems.map(() => '---').join(' | ')} | --- | --- | --- |`,
   ];
@@ -94,7 +99,7 @@ async function plot(rows: readonly Aggregate[], title: string, file: string): Pr
     data: { values: rows.map((r) => ({ variant: r.variant, system: r.system, value: r.value })) },
     mark: 'bar',
     encoding: {
-      x: { field: 'variant', type: 'nominal', title: null, axis: { labelAngle: 0 } },
+      x: { field: 'variant', type: 'nominal', title: null, sort: null, axis: { labelAngle: 0 } },
       xOffset: { field: 'system' },
       y: { field: 'value', type: 'quantitative', title: `${rows[0]?.metric ?? ''} (${rows[0]?.unit ?? ''})` },
       color: { field: 'system', type: 'nominal' },

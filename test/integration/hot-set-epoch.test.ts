@@ -66,14 +66,14 @@ test('a stale epoch owner gets STALE_EPOCH from schedule, cancel, popDue and ack
   expect(await hot.size(P)).toEqual({ due: 1, inflight: 1 });
 
   // The old owner can neither acknowledge the new owner's dispatch nor pop the remaining job.
-  await expectStale(hot.ack(P, 1, ['a']));
+  await expectStale(hot.ack(P, 1, [{ jobId: 'a', version: 1 }]));
   await expectStale(hot.popDue(P, 1, 10));
   expect(await hot.size(P)).toEqual({ due: 1, inflight: 1 });
 
   // An epoch that was never recorded (ahead of the stored one) is not the owner either.
   await expectStale(hot.popDue(P, 3, 10));
 
-  expect(await hot.ack(P, 2, ['a'])).toBe(1);
+  expect(await hot.ack(P, 2, [{ jobId: 'a', version: 1 }])).toBe(1);
   expect(await hot.size(P)).toEqual({ due: 1, inflight: 0 });
   await redis.quit();
 });
@@ -138,7 +138,15 @@ test('popDue returns at most `limit` jobs, earliest due first', async () => {
   for (let i = 0; i < 4; i++) batches.push((await hot.popDue(P, 1, 2)).jobs.map((j) => j.jobId));
   expect(batches).toEqual([['j1', 'j2'], ['j3', 'j4'], ['j5'], []]);
   expect(await hot.size(P)).toEqual({ due: 0, inflight: 5 });
-  expect(await hot.ack(P, 1, ['j1', 'j2', 'j3', 'j4', 'j5'])).toBe(5);
+  expect(
+    await hot.ack(P, 1, [
+      { jobId: 'j1', version: 1 },
+      { jobId: 'j2', version: 1 },
+      { jobId: 'j3', version: 1 },
+      { jobId: 'j4', version: 1 },
+      { jobId: 'j5', version: 1 },
+    ]),
+  ).toBe(5);
   expect(await hot.size(P)).toEqual({ due: 0, inflight: 0 });
   await redis.quit();
 });
@@ -211,7 +219,12 @@ test('a popped but unacknowledged job is handed out again only after the reclaim
   expect(await hot.size(P)).toEqual({ due: 0, inflight: 2 });
 
   // Kafka acknowledged: both are forgotten for good, however long we wait.
-  expect(await hot.ack(P, 1, ['a', 'b'])).toBe(2);
+  expect(
+    await hot.ack(P, 1, [
+      { jobId: 'a', version: 1 },
+      { jobId: 'b', version: 1 },
+    ]),
+  ).toBe(2);
   expect(await hot.size(P)).toEqual({ due: 0, inflight: 0 });
   const ackedAt = await redisNow(redis);
   let last = ackedAt;
@@ -224,5 +237,30 @@ test('a popped but unacknowledged job is handed out again only after the reclaim
   // Its version is remembered, so a replayed schedule cannot bring it back.
   expect(await hot.schedule(P, 1, a)).toBe(false);
   expect(await hot.size(P)).toEqual({ due: 0, inflight: 0 });
+  await redis.quit();
+});
+
+test('a newer version scheduled while the old one is in flight is neither reclaimed early nor lost to the old ack', async () => {
+  const ns = await useNamespace('hot-set-reschedule');
+  const redis = ns.redis();
+  const hot = new HotSet(redis, { reclaimAfterMs: 200 });
+  await hot.setEpoch(P, 1);
+  const now = await redisNow(redis);
+  expect(
+    await hot.schedule(P, 1, { jobId: 'r', dueAtMs: now - 1000, version: 1, record: record('r', 1) }),
+  ).toBe(true);
+  expect((await hot.popDue(P, 1, 10)).jobs.map((j) => j.jobId)).toEqual(['r']);
+  // Rescheduled (version 2, an hour out) before the first dispatch was acknowledged.
+  expect(
+    await hot.schedule(P, 1, { jobId: 'r', dueAtMs: now + 3600_000, version: 2, record: record('r', 2) }),
+  ).toBe(true);
+  // The old dispatch's acknowledgement keeps the newer record.
+  expect(await hot.ack(P, 1, [{ jobId: 'r', version: 1 }])).toBe(0);
+  // Past the reclaim time nothing is handed out: the new version is due in an hour.
+  const deadline = Date.now() + 2000;
+  while ((await redisNow(redis)) < now + 400 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
+  expect((await hot.popDue(P, 1, 10)).jobs).toEqual([]);
+  expect(await hot.size(P)).toEqual({ due: 1, inflight: 0 });
   await redis.quit();
 });

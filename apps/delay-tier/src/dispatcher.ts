@@ -105,7 +105,7 @@ export class Dispatcher {
       await this.#o.hot.ack(
         partition,
         epoch,
-        jobs.map((j) => j.jobId),
+        records.map((r) => ({ jobId: r.job_id, version: r.version })),
       );
       this.#o.log.debug({ partition, epoch, jobs: jobs.length }, 'dispatched');
       for (const r of records) this.#o.onDispatched?.(r, nowMs);

@@ -64,6 +64,7 @@ export class HotSet {
         k.jobs,
         k.version(job.jobId),
         k.epoch,
+        k.inflight,
         epoch,
         job.jobId,
         job.dueAtMs,
@@ -124,11 +125,22 @@ export class HotSet {
     return { nowMs: Number(raw[0]), jobs };
   }
 
-  async ack(partition: number, epoch: number, jobIds: readonly string[]): Promise<number> {
-    if (jobIds.length === 0) return 0;
+  /** Forgets dispatched jobs (Kafka acknowledged them); a newer version of a job is kept. */
+  async ack(
+    partition: number,
+    epoch: number,
+    jobs: readonly { jobId: string; version: number }[],
+  ): Promise<number> {
+    if (jobs.length === 0) return 0;
     const k = this.keys(partition);
     try {
-      return await this.#redis.kairosAck(k.jobs, k.inflight, k.epoch, epoch, ...jobIds);
+      return await this.#redis.kairosAck(
+        k.jobs,
+        k.inflight,
+        k.epoch,
+        epoch,
+        ...jobs.flatMap((j) => [j.jobId, j.version]),
+      );
     } catch (err) {
       rethrowStale(err, partition, epoch);
     }

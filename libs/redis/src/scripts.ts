@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
  */
 const SCRIPTS = {
   serverTime: { file: 'server-time.lua', numberOfKeys: 0 },
-  kairosSchedule: { file: 'schedule.lua', numberOfKeys: 4 },
+  kairosSchedule: { file: 'schedule.lua', numberOfKeys: 5 },
   kairosCancel: { file: 'cancel.lua', numberOfKeys: 5 },
   kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 4 },
   kairosAck: { file: 'ack.lua', numberOfKeys: 3 },

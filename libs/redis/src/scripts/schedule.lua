@@ -6,6 +6,7 @@
   KEYS[2] jobs     HASH  job id -> dispatch record (JSON)
   KEYS[3] version  STRING  highest version seen of this job (expires after ARGV[6] s)
   KEYS[4] epoch    STRING  the partition owner's epoch
+  KEYS[5] inflight ZSET  job id -> time popped (ms)
   ARGV[1] epoch of the caller
   ARGV[2] job id
   ARGV[3] due time, ms since the epoch
@@ -22,6 +23,9 @@ if seen >= tonumber(ARGV[4]) then
   return 0
 end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[6])
+-- A newer version supersedes an older dispatch still in flight: reclaiming that entry would
+-- hand out the new record before its own due time.
+redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[5])
 return 1
