@@ -28,7 +28,7 @@ export const delay: Workload = {
     const spreadN = size === 'full' ? 100_000 : 2_000;
     const spreadMs = size === 'full' ? 60_000 : 10_000;
     const burstN = size === 'full' ? 10_000 : 1_000;
-    const lead = size === 'full' ? 150_000 : 8_000; // time to enqueue everything before the first is due
+    const lead = size === 'full' ? 45_000 : 8_000; // time to enqueue everything before the first is due
     const starts = new StartLog();
     for (const variant of ['spread', 'same ms'] as const) {
       const n = variant === 'spread' ? spreadN : burstN;
