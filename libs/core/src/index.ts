@@ -3,3 +3,5 @@ export * from './errors.js';
 export * from './job.js';
 export * from './limits.js';
 export * from './create-job.js';
+export * from './retry.js';
+export * from './breaker.js';
