@@ -63,7 +63,11 @@ export function isAlive(pid: number): boolean {
 }
 
 /** SIGTERM the process group, wait for it to exit, SIGKILL after graceMs. */
-export async function stopPid(pidFile: string, graceMs: number): Promise<'stopped' | 'not running'> {
+export async function stopPid(
+  pidFile: string,
+  graceMs: number,
+  stopSignal: NodeJS.Signals = 'SIGTERM',
+): Promise<'stopped' | 'not running'> {
   const pid = readPid(pidFile);
   if (pid === undefined || !isAlive(pid)) {
     rmSync(pidFile, { force: true });
@@ -80,7 +84,7 @@ export async function stopPid(pidFile: string, graceMs: number): Promise<'stoppe
       }
     }
   };
-  signal('SIGTERM');
+  signal(stopSignal);
   const deadline = Date.now() + graceMs;
   while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   if (isAlive(pid)) signal('SIGKILL');

@@ -104,10 +104,18 @@ export async function status(cfg: StackConfig): Promise<ServiceState[]> {
   );
 }
 
-/** Stops, in reverse start order, every process this stack started (and only those). */
-export async function down(cfg: StackConfig, log: Log): Promise<void> {
+/**
+ * Stops, in reverse start order, every process this stack started (and only those), or only the
+ * named services. PostgreSQL gets SIGINT (fast shutdown): SIGTERM would wait for every client.
+ */
+export async function down(cfg: StackConfig, log: Log, only?: readonly ServiceName[]): Promise<void> {
   for (const svc of [...SERVICES].reverse()) {
-    const result = await stopPid(pidFile(cfg, svc.name), 30_000);
+    if (only && !only.includes(svc.name)) continue;
+    const result = await stopPid(
+      pidFile(cfg, svc.name),
+      30_000,
+      svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM',
+    );
     log(`${svc.name}: ${result}`);
   }
 }

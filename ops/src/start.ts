@@ -3,7 +3,7 @@ import { bootstrap } from './bootstrap.js';
 import { serviceUrls, type StackConfig } from './config.js';
 import { runDemo } from './demo.js';
 import { formatStates } from './print.js';
-import { down, status, up, type Log } from './stack.js';
+import { down, up, type Log } from './stack.js';
 import { waitFor } from './wait.js';
 
 const APPS = ['api', 'delay-tier', 'tracker', 'worker-example'] as const;
@@ -13,8 +13,9 @@ const APPS = ['api', 'delay-tier', 'tracker', 'worker-example'] as const;
  * apps and, if this run started it, the stack.
  */
 export async function start(cfg: StackConfig, log: Log, options: { demo: boolean; apiPort: number }) {
-  const wasRunning = (await status(cfg)).every((s) => s.healthy);
   const states = await up(cfg, log);
+  // Ctrl-C stops only the services this run started, never ones that were already running.
+  const startedHere = states.filter((s) => s.action === 'started').map((s) => s.name);
   await bootstrap(cfg, log);
   log(formatStates(states));
   const urls = serviceUrls(cfg);
@@ -32,9 +33,9 @@ export async function start(cfg: StackConfig, log: Log, options: { demo: boolean
     stopping = true;
     log('stopping the apps…');
     await stopApps(apps);
-    if (!wasRunning) {
-      log('stopping the stack this run started…');
-      await down(cfg, log);
+    if (startedHere.length > 0) {
+      log(`stopping the services this run started (${startedHere.join(', ')})…`);
+      await down(cfg, log, startedHere);
     }
     process.exit(0);
   };

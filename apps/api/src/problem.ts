@@ -27,6 +27,15 @@ export function toProblem(err: unknown): Problem {
       ...(err.fields.length > 0 ? { errors: err.fields } : {}),
     };
   }
+  if (isDependencyDown(err)) {
+    return {
+      type: 'https://kairos.dev/problems/dependency-unavailable',
+      title: 'DEPENDENCY_UNAVAILABLE',
+      status: 503,
+      detail: 'a dependency (PostgreSQL or the schema registry) is unavailable; retry later',
+      code: 'DEPENDENCY_UNAVAILABLE',
+    };
+  }
   const fe = err as Partial<FastifyError>;
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     const code = fe.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION';
@@ -46,4 +55,25 @@ export function toProblem(err: unknown): Problem {
     detail: 'internal error; see the server log',
     code: 'INTERNAL',
   };
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * Outages of PostgreSQL (connection errors, SQLSTATE classes 08, 53 and 57P) or of the registry
+ * (no HTTP answer) are retriable 503s, not internal errors.
+ */
+function isDependencyDown(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; isAxiosError?: boolean; response?: unknown };
+  if (e.isAxiosError === true && (e.response === undefined || e.response === null)) return true;
+  if (typeof e.code !== 'string') return false;
+  return NETWORK_CODES.has(e.code) || /^(08|53|57P)/.test(e.code);
 }

@@ -32,6 +32,8 @@ export interface DelayTierOptions {
   /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
   readonly onFatal?: (err: Error) => void;
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
+  /** Called for every job that expired (its deadline passed) instead of being dispatched. */
+  readonly onExpired?: (record: HotRecord) => void;
   /** Called when a job enters the hot set (benchmarks, tests). */
   readonly onScheduled?: (record: HotRecord, atMs: number) => void;
 }
@@ -57,11 +59,12 @@ export class DelayTier {
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.#hot = new HotSet(options.redis, { keyPrefix: options.keyPrefix ?? '' });
-    this.#ownership = new Ownership(options.pool, this.#hot, options.instanceId);
+    this.#ownership = new Ownership(options.pool, this.#hot, options.instanceId, this.#log);
     this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-delay-tier' });
     this.#producer = options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     this.#dispatcher = new Dispatcher({
       hot: this.#hot,
+      pool: options.pool,
       ownership: this.#ownership,
       producer: this.#producer,
       codec: options.codec,
@@ -70,6 +73,7 @@ export class DelayTier {
       batchSize: options.batchSize ?? 500,
       idleMs: options.idleMs ?? 20,
       ...(options.onDispatched ? { onDispatched: options.onDispatched } : {}),
+      ...(options.onExpired ? { onExpired: options.onExpired } : {}),
     });
   }
 
@@ -96,6 +100,8 @@ export class DelayTier {
     this.#consumer.on(this.#consumer.events.GROUP_JOIN, (e) => {
       const partitions = e.payload.memberAssignment[topic] ?? [];
       this.#ownership.assign(partitions);
+      // Partitions paused after losing them to another owner are ours again to read.
+      this.#consumer.resume([{ topic, partitions }]);
       this.#log.info({ partitions }, 'owning job-events partitions');
     });
     await this.#consumer.subscribe({ topic, fromBeginning: true });
@@ -115,7 +121,14 @@ export class DelayTier {
           if (!isRunning() || isStale()) return;
           const chunk = batch.messages.slice(i, i + APPLY_CHUNK);
           const applied = await Promise.all(chunk.map((m) => applyJobEvent(deps, topic, batch.partition, m)));
-          if (applied.includes(false)) return; // no longer ours: leave the rest to the new owner
+          if (applied.includes(false)) {
+            // Not ours any more: stop fetching it (until a rebalance gives it back) rather than
+            // refetching in a loop. If it is still ours, the events are applied on refetch.
+            if (this.#ownership.epoch(batch.partition) === undefined) {
+              this.#consumer.pause([{ topic, partitions: [batch.partition] }]);
+            }
+            return;
+          }
           const last = chunk[chunk.length - 1];
           if (last) resolveOffset(last.offset);
           await heartbeat();

@@ -1,4 +1,5 @@
 import { isKairosError } from '@kairos/core';
+import { expireJobs, type Pool } from '@kairos/db';
 import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
@@ -9,6 +10,8 @@ import { taskDispatch, type HotRecord } from './record.js';
 export interface DispatcherOptions {
   readonly hot: HotSet;
   readonly ownership: Ownership;
+  /** Where jobs whose deadline passed are marked EXPIRED. */
+  readonly pool: Pool;
   readonly producer: Producer;
   readonly codec: AvroCodec;
   readonly topics: TopicNames;
@@ -19,6 +22,8 @@ export interface DispatcherOptions {
   readonly idleMs: number;
   /** Called for every dispatched job (metrics, tests). */
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
+  /** Called for every job that expired instead of being dispatched. */
+  readonly onExpired?: (record: HotRecord) => void;
 }
 
 /**
@@ -51,13 +56,14 @@ export class Dispatcher {
   async #run(): Promise<void> {
     while (this.#running) {
       let busy = false;
-      try {
-        for (const partition of this.#o.ownership.owned()) {
+      for (const partition of this.#o.ownership.owned()) {
+        try {
           if ((await this.#dispatchPartition(partition)) >= this.#o.batchSize) busy = true;
+        } catch (err) {
+          // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
+          // popped jobs stay in flight and are reclaimed.
+          this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying next round');
         }
-      } catch (err) {
-        this.#o.log.error({ err }, 'dispatch round failed; retrying');
-        busy = false;
       }
       if (!busy) {
         await new Promise<void>((resolve) => {
@@ -80,8 +86,14 @@ export class Dispatcher {
       if (jobs.length === 0) return 0;
       const byTopic = new Map<string, Message[]>();
       const records: HotRecord[] = [];
+      const expired: HotRecord[] = [];
       for (const job of jobs) {
         const record = JSON.parse(job.record) as HotRecord;
+        // Deadline passed by Redis time: the job is not worth running any more.
+        if (record.deadline_at !== null && record.deadline_at < nowMs) {
+          expired.push(record);
+          continue;
+        }
         records.push(record);
         const topic = this.#o.topics.tasks(record.resource_class);
         const value = await this.#o.codec.encode(topic, taskDispatch(record, epoch, nowMs));
@@ -98,22 +110,34 @@ export class Dispatcher {
         list.push({ key: record.job_id, value, headers });
         byTopic.set(topic, list);
       }
-      await this.#o.producer.sendBatch({
-        acks: -1,
-        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-      });
+      if (expired.length > 0) {
+        await expireJobs(
+          this.#o.pool,
+          expired.map((r) => ({
+            jobId: r.job_id,
+            dueAt: new Date(r.due_at),
+            deadlineAt: new Date(r.deadline_at ?? 0),
+          })),
+        );
+      }
+      if (byTopic.size > 0) {
+        await this.#o.producer.sendBatch({
+          acks: -1,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        });
+      }
       await this.#o.hot.ack(
         partition,
         epoch,
-        records.map((r) => ({ jobId: r.job_id, version: r.version })),
+        [...records, ...expired].map((r) => ({ jobId: r.job_id, version: r.version })),
       );
+      for (const r of expired) this.#o.onExpired?.(r);
       this.#o.log.debug({ partition, epoch, jobs: jobs.length }, 'dispatched');
       for (const r of records) this.#o.onDispatched?.(r, nowMs);
       return jobs.length;
     } catch (err) {
       if (isKairosError(err, 'STALE_EPOCH')) {
-        this.#o.ownership.lose(partition);
-        this.#o.log.warn({ partition, epoch }, 'partition epoch is stale: stopped dispatching it');
+        await this.#o.ownership.onStale(partition, epoch);
         return 0;
       }
       throw err;

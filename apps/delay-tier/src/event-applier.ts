@@ -53,8 +53,9 @@ export async function applyJobEvent(
     return true;
   } catch (err) {
     if (isKairosError(err, 'STALE_EPOCH')) {
-      deps.ownership.lose(partition);
-      deps.log.warn({ partition, epoch }, 'partition epoch is stale: another instance owns it now');
+      // Either Redis lost our state (rebuilt now; the event is applied again on refetch) or
+      // another instance owns the partition (then we stop acting for it).
+      await deps.ownership.onStale(partition, epoch);
       return false;
     }
     throw err;

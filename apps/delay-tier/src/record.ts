@@ -1,3 +1,4 @@
+import type { Job } from '@kairos/core';
 import type { JobEventRecord, TaskDispatchRecord } from '@kairos/schemas';
 
 /** What the hot set keeps per job: everything a dispatch needs, so dispatching reads no database. */
@@ -53,5 +54,24 @@ export function taskDispatch(r: HotRecord, epoch: number, dispatchedAt: number):
     // Stable across every attempt of the job: handlers pass it to external APIs.
     idempotency_key: r.job_id,
     dispatched_at: dispatchedAt,
+  };
+}
+
+/** The hot record of a job read back from PostgreSQL (rebuilding a partition's hot set). */
+export function hotRecordFromJob(job: Job): HotRecord {
+  return {
+    job_id: job.id,
+    tenant_id: job.tenantId,
+    job_type: job.type,
+    resource_class: job.resourceClass,
+    payload: job.payload,
+    due_at: job.dueAt.getTime(),
+    deadline_at: job.deadlineAt?.getTime() ?? null,
+    attempt: job.attempt,
+    max_attempts: job.maxAttempts,
+    fence: job.fence,
+    shard: job.shard,
+    version: job.version,
+    traceparent: null,
   };
 }

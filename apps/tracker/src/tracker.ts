@@ -1,6 +1,7 @@
 import { isKairosError } from '@kairos/core';
 import {
   inTransaction,
+  lockJobs,
   recordDispatches,
   recordResults,
   type DispatchRecord,
@@ -74,6 +75,7 @@ export class Tracker {
           else dispatches.push(toDispatch(decoded as TaskDispatchRecord));
         }
         await inTransaction(this.#o.pool, async (tx) => {
+          await lockJobs(tx, [...dispatches.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
           await recordDispatches(tx, dispatches);
           await recordResults(tx, results);
         });

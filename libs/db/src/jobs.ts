@@ -97,6 +97,7 @@ export async function claimIdempotencyKeys(
   const inserted = await db.query<{ tenant_id: string; idempotency_key: string }>(
     `INSERT INTO job_idempotency (tenant_id, idempotency_key, job_id, due_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[])
+     ORDER BY 1, 2 -- one key order for every transaction, so concurrent batches cannot deadlock
      ON CONFLICT DO NOTHING
      RETURNING tenant_id, idempotency_key`,
     [
@@ -203,4 +204,37 @@ export async function cancelScheduledJob(db: Queryable, id: string): Promise<Job
     [id],
   );
   return r.rows[0] ? toJob(r.rows[0]) : undefined;
+}
+
+/**
+ * One bounded page of a shard's SCHEDULED jobs in due order, after the (dueAt, id) cursor: the
+ * (shard, due_at) partial index serves it without a full scan.
+ */
+export async function scheduledJobsPage(
+  db: Queryable,
+  shard: number,
+  after: { dueAt: Date; id: string } | null,
+  limit: number,
+): Promise<Job[]> {
+  const r = await db.query<JobDbRow>(
+    `SELECT * FROM jobs
+     WHERE shard = $1 AND state = 'SCHEDULED'
+       AND ($2::timestamptz IS NULL OR (due_at, id) > ($2::timestamptz, $3::uuid))
+     ORDER BY due_at, id
+     LIMIT $4`,
+    [shard, after?.dueAt ?? null, after?.id ?? null, limit],
+  );
+  return r.rows.map(toJob);
+}
+
+/** The owner and epoch PostgreSQL holds for a job-events partition. */
+export async function partitionOwner(
+  db: Queryable,
+  partition: number,
+): Promise<{ epoch: number; owner: string } | undefined> {
+  const r = await db.query<{ epoch: number; owner: string }>(
+    'SELECT epoch, owner FROM partition_epochs WHERE partition = $1',
+    [partition],
+  );
+  return r.rows[0];
 }

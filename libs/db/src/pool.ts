@@ -14,6 +14,12 @@ export interface PoolOptions {
    * locks (or block logical slot creation) indefinitely. Default: 60,000 ms.
    */
   readonly idleInTransactionTimeoutMs?: number;
+  /** Longest statement before the server cancels it, ms. Default: 30,000. */
+  readonly statementTimeoutMs?: number;
+  /** Waiting for a connection longer than this fails instead of hanging, ms. Default: 5,000. */
+  readonly connectionTimeoutMs?: number;
+  /** Told about errors of idle connections (e.g. the server restarted). Default: ignored. */
+  readonly onIdleError?: (err: Error) => void;
 }
 
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -24,12 +30,20 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 export function createPool(options: PoolOptions): pg.Pool {
   const schema = options.schema ?? 'public';
   if (!IDENT.test(schema)) throw new RangeError(`schema "${schema}" must match ${IDENT.source}`);
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'kairos',
-    options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs ?? 60_000}`,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    options: [
+      `-c search_path=${schema}`,
+      `-c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs ?? 60_000}`,
+      `-c statement_timeout=${options.statementTimeoutMs ?? 30_000}`,
+    ].join(' '),
   });
+  // Without a listener, an idle connection dropped by a server restart crashes the process.
+  pool.on('error', (err) => options.onIdleError?.(err));
+  return pool;
 }
 
 /** Runs fn in one transaction: COMMIT on success, ROLLBACK on any error. */
@@ -39,12 +53,16 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
+    client.release();
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    const broken = await client.query('ROLLBACK').then(
+      () => false,
+      () => true,
+    );
+    // A connection that cannot even roll back is discarded, not returned to the pool.
+    client.release(broken ? (err as Error) : undefined);
     throw err;
-  } finally {
-    client.release();
   }
 }
 

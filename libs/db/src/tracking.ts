@@ -31,6 +31,16 @@ export interface ResultRecord {
 }
 
 /**
+ * Locks the jobs a tracker batch will touch, in id order. Batches of different partitions run in
+ * parallel transactions; without one lock order a dispatch batch and a result batch for the same
+ * jobs could deadlock.
+ */
+export async function lockJobs(db: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query('SELECT 1 FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [[...new Set(ids)]]);
+}
+
+/**
  * Records dispatches in one round trip per batch. Only a SCHEDULED job becomes QUEUED, so a
  * dispatch seen after its result (they travel on different topics) never moves a job backwards.
  */
@@ -49,7 +59,8 @@ export async function recordDispatches(db: Queryable, records: readonly Dispatch
                 AS d(job_id, due_at, fence, attempt, epoch, dispatched_at)`;
   await db.query(
     `UPDATE jobs j SET state = CASE WHEN j.state = 'SCHEDULED' THEN 'QUEUED' ELSE j.state END,
-                       dispatched_at = COALESCE(j.dispatched_at, d.dispatched_at), updated_at = now()
+                       -- A result seen first set a provisional time (its start): the dispatch's own wins.
+                       dispatched_at = LEAST(j.dispatched_at, d.dispatched_at), updated_at = now()
      FROM ${rows}
      WHERE j.id = d.job_id AND j.due_at = d.due_at AND j.fence <= d.fence`,
     params,
@@ -109,4 +120,24 @@ export async function recordResults(db: Queryable, records: readonly ResultRecor
     params,
   );
   return updated.rowCount ?? 0;
+}
+
+/**
+ * Marks jobs EXPIRED whose deadline passed before they could be dispatched. Only a SCHEDULED job
+ * expires: one already queued, running or finished keeps its state. Returns the ids that expired.
+ */
+export async function expireJobs(
+  db: Queryable,
+  jobs: readonly { jobId: string; dueAt: Date; deadlineAt: Date }[],
+): Promise<string[]> {
+  if (jobs.length === 0) return [];
+  const r = await db.query<{ id: string }>(
+    `UPDATE jobs j SET state = 'EXPIRED', finished_at = now(), updated_at = now(),
+                       last_error = 'deadline ' || to_char(e.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ' passed before dispatch'
+     FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS e(job_id, due_at, deadline_at)
+     WHERE j.id = e.job_id AND j.due_at = e.due_at AND j.state = 'SCHEDULED'
+     RETURNING j.id`,
+    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), jobs.map((j) => j.deadlineAt)],
+  );
+  return r.rows.map((row) => row.id);
 }

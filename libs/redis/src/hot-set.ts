@@ -47,9 +47,18 @@ export class HotSet {
     return partitionKeys(this.#prefix, partition);
   }
 
-  /** Records the owner's epoch (taken from PostgreSQL, which keeps it monotonic). */
-  async setEpoch(partition: number, epoch: number): Promise<void> {
-    await this.#redis.set(this.keys(partition).epoch, String(epoch));
+  /**
+   * Records the owner's epoch (taken from PostgreSQL, which keeps it monotonic); never lowers it.
+   * Returns false if a newer owner's epoch is already there.
+   */
+  async setEpoch(partition: number, epoch: number): Promise<boolean> {
+    return (await this.#redis.kairosSetEpoch(this.keys(partition).epoch, epoch)) === 1;
+  }
+
+  /** The epoch Redis holds for a partition (undefined after Redis lost its data). */
+  async currentEpoch(partition: number): Promise<number | undefined> {
+    const v = await this.#redis.get(this.keys(partition).epoch);
+    return v === null ? undefined : Number(v);
   }
 
   async schedule(

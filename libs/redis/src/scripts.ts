@@ -13,6 +13,7 @@ const SCRIPTS = {
   kairosCancel: { file: 'cancel.lua', numberOfKeys: 5 },
   kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 4 },
   kairosAck: { file: 'ack.lua', numberOfKeys: 3 },
+  kairosSetEpoch: { file: 'set-epoch.lua', numberOfKeys: 1 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
@@ -31,6 +32,7 @@ export interface KairosScripts {
   kairosCancel(...args: Arg[]): Promise<number>;
   kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
   kairosAck(...args: Arg[]): Promise<number>;
+  kairosSetEpoch(...args: Arg[]): Promise<number>;
 }
 
 /** Defines every Kairos script as a command on the client (idempotent per client). */

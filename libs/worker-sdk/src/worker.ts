@@ -37,6 +37,7 @@ export class Worker {
   #held = 0;
   #running = 0;
   #started = false;
+  #stopping = false;
 
   constructor(options: WorkerOptions) {
     this.#o = compileWorkerOptions(options);
@@ -83,19 +84,28 @@ export class Worker {
   async stop(): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
-    this.#consumer.pause(
-      this.#o.resourceClasses.map((rc) => ({ topic: topicNames(this.#o.topicPrefix).tasks(rc) })),
-    );
-    const drained = this.#whenIdle();
-    const timeout = new Promise<'timeout'>((r) =>
-      setTimeout(() => r('timeout'), this.#o.shutdownTimeoutMs).unref(),
-    );
-    if ((await Promise.race([drained, timeout])) === 'timeout') {
-      this.#abort.abort(new Error('worker stopping'));
-      await drained;
+    this.#stopping = true;
+    try {
+      this.#consumer.pause(
+        this.#o.resourceClasses.map((rc) => ({ topic: topicNames(this.#o.topicPrefix).tasks(rc) })),
+      );
+      // Tasks not started yet are not started now; they are delivered again after we leave.
+      for (const task of this.#queue.splice(0)) task.durable(false);
+      const within = (ms: number) =>
+        Promise.race([
+          this.#whenIdle().then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+        ]);
+      if (!(await within(this.#o.shutdownTimeoutMs))) {
+        this.#abort.abort(new Error('worker stopping'));
+        // A handler that ignores its abort signal cannot hold shutdown forever.
+        if (!(await within(5_000)))
+          this.#o.logger.warn({ running: this.#running }, 'handlers still running at exit');
+      }
+    } finally {
+      await this.#consumer.disconnect().catch(() => undefined);
+      await this.#producer.disconnect().catch(() => undefined);
     }
-    await this.#consumer.disconnect();
-    await this.#producer.disconnect();
     this.#o.logger.info({ workerId: this.#o.workerId }, 'worker stopped');
   }
 
@@ -128,9 +138,13 @@ export class Worker {
           new Promise<'tick'>((r) => setTimeout(() => r('tick'), 1000)),
         ]);
         if (settled === 'tick') {
+          // A rebalance is under way: stop holding the group up. What is resolved so far gets
+          // committed; the rest is delivered again to whoever owns the partition next.
+          if (!isRunning() || isStale()) return;
           await heartbeat().catch(() => undefined);
           continue;
         }
+        if (!settled && this.#stopping) return; // leaving: redelivered to the next owner
         if (!settled) {
           // Not durable: leave it and the rest unresolved; they are delivered again.
           throw new Error(`result of ${batch.topic}/${batch.partition}@${offset} was not published`);
@@ -168,7 +182,8 @@ export class Worker {
         this.#held++;
         setTimeout(() => {
           this.#held--;
-          this.#enqueue(task);
+          if (this.#stopping) task.durable(false);
+          else this.#enqueue(task);
         }, wait);
       } else {
         this.#enqueue(task);
