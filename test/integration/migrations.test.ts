@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
-import { createPool, loadMigrations, migrate, type Migration, type Pool } from '@kairos/db';
+import {
+  createPool,
+  ensureJobPartitions,
+  loadMigrations,
+  migrate,
+  type Migration,
+  type Pool,
+} from '@kairos/db';
 import { useNamespace, type Namespace } from '../support/namespace.js';
 
 /** A pool on the namespace's schema; not tracked by the namespace, so ended here after the test. */
@@ -153,4 +160,28 @@ test('loadMigrations: ordered with checksums; a gap, a duplicate number or a bad
     const dir = migrationsDir({ '0001_first.sql': 'SELECT 1;', [bad]: 'SELECT 2;' });
     expect(() => loadMigrations(dir), bad).toThrow(`migration file ${bad} must be named NNNN_name.sql`);
   }
+});
+
+test('a month whose jobs already sit in the default partition can still get its partition', async () => {
+  const ns = await useNamespace('migrations-partitions');
+  const pool = poolFor(ns);
+  await migrate(pool);
+  await ensureJobPartitions(pool, new Date('2026-11-15T00:00:00Z'), 1);
+  // Due three years out: no monthly partition yet, so the row lands in jobs_default.
+  await pool.query(
+    `INSERT INTO jobs (id, tenant_id, type, resource_class, payload, due_at, state, max_attempts, routing_key, shard)
+     VALUES ('01a22700-0000-7000-8000-000000000001', 'acme', 't', 'default', '{}', '2029-11-20T10:00:00Z', 'SCHEDULED', 3, 'k', 0)`,
+  );
+  const where = async () =>
+    (
+      await pool.query<{ part: string }>(
+        `SELECT tableoid::regclass::text AS part FROM jobs WHERE id = '01a22700-0000-7000-8000-000000000001'`,
+      )
+    ).rows[0]?.part;
+  expect(await where()).toMatch(/jobs_default$/);
+  // Later the horizon reaches that month: the partition is created and the row moves into it.
+  await ensureJobPartitions(pool, new Date('2029-11-01T00:00:00Z'), 1);
+  expect(await where()).toMatch(/jobs_2029_11$/);
+  const count = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
+  expect(count.rows[0]?.n).toBe(1);
 });
