@@ -32,14 +32,20 @@ export const latency: Workload = {
         const intended = new Map<string, number>();
         const t0 = Date.now() + 100;
         const mm = await measured(cpuRoots, async () => {
-          const inflight: Promise<void>[] = [];
+          // A client has a bounded number of connections: at most 256 enqueues in flight, the
+          // rest wait their turn (their latency still counts from their intended time).
+          const inflight = new Set<Promise<void>>();
           for (let i = 0; i < ks.length; i++) {
             const key = ks[i] ?? '';
             const at = t0 + (i * 1000) / rate;
             const wait = at - Date.now();
             if (wait > 1) await new Promise((r) => setTimeout(r, wait));
             intended.set(key, at);
-            inflight.push(adapter.enqueue([{ key, dueAtMs: null }], 'single'));
+            while (inflight.size >= 256) await Promise.race(inflight);
+            const p: Promise<void> = adapter
+              .enqueue([{ key, dueAtMs: null }], 'single')
+              .finally(() => inflight.delete(p));
+            inflight.add(p);
           }
           await Promise.all(inflight);
           await starts.waitAll(ks, 120_000);
