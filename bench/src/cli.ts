@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Adapter } from './adapter.js';
@@ -46,68 +47,83 @@ const program = new Command('bench')
   .option('--runs <n>', 'measured runs per cell (median reported); default 1 small, 3 full')
   .option('--systems <list>', 'comma-separated systems', 'kairos,bullmq,pg-boss,graphile-worker')
   .option('--out <dir>', 'results folder; default bench/results/full, or bench/results/tmp/<size>')
-  .action(async (which: string, opts: { size: Size; runs?: string; systems: string; out?: string }) => {
-    const workloads = which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which);
-    if (workloads.length === 0) throw new Error(`unknown workload "${which}"`);
-    const runs = Number(opts.runs ?? (opts.size === 'full' ? 3 : 1));
-    if (!Number.isInteger(runs) || runs < 1)
-      throw new Error(`--runs must be a positive integer, got ${opts.runs}`);
-    const systems = adapters(opts.systems.split(',').map((s) => s.trim()));
-    const services = await benchServices(ROOT, log);
-    const cpuRoots = stackPids(ROOT);
-    const t0 = Date.now();
-    const raw: Measurement[] = [];
-    const failures: string[] = [];
-    const out = resolve(
-      opts.out ??
-        (opts.size === 'full'
-          ? resolve(ROOT, 'bench/results/full')
-          : resolve(ROOT, `bench/results/tmp/${opts.size}`)),
-    );
-    const report = async () =>
-      writeReport(out, raw, {
-        size: opts.size,
-        runs,
-        date: new Date().toISOString(),
-        machine: machine(),
-        command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}`,
-        seconds: (Date.now() - t0) / 1000,
-        failures,
-      });
-    for (const w of workloads) {
-      for (let run = 1; run <= runs; run++) {
-        // Systems alternate within each run, on the same services.
-        for (const adapter of systems.filter((a) => !w.only || w.only.includes(a.name))) {
-          const env = { ...services, namespace: randomBytes(4).toString('hex') };
-          log(`${w.title}: ${adapter.name}, run ${run}/${runs}`);
-          try {
-            await adapter.setup(env);
-            await warmUp(adapter);
-            const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log });
-            raw.push(...rows);
-            for (const r of rows) {
-              log(
-                `  ${r.variant} ${r.metric}: ${r.value.toFixed(1)} ${r.unit}${r.lost !== undefined ? ` (lost ${r.lost}, dup ${r.duplicated})` : ''}`,
+  .option('--merge', 'keep the results already in the folder, replacing only the workloads run now')
+  .action(
+    async (
+      which: string,
+      opts: { size: Size; runs?: string; systems: string; out?: string; merge?: boolean },
+    ) => {
+      const workloads = which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which);
+      if (workloads.length === 0) throw new Error(`unknown workload "${which}"`);
+      const runs = Number(opts.runs ?? (opts.size === 'full' ? 3 : 1));
+      if (!Number.isInteger(runs) || runs < 1)
+        throw new Error(`--runs must be a positive integer, got ${opts.runs}`);
+      const systems = adapters(opts.systems.split(',').map((s) => s.trim()));
+      const services = await benchServices(ROOT, log);
+      const cpuRoots = stackPids(ROOT);
+      const t0 = Date.now();
+      const raw: Measurement[] = [];
+      const failures: string[] = [];
+      const out = resolve(
+        opts.out ??
+          (opts.size === 'full'
+            ? resolve(ROOT, 'bench/results/full')
+            : resolve(ROOT, `bench/results/tmp/${opts.size}`)),
+      );
+      // --merge: earlier results of the other workloads (and of systems not rerun) stay.
+      const rerun = new Set(workloads.map((w) => w.id.toUpperCase()));
+      const kept: Measurement[] =
+        opts.merge && existsSync(resolve(out, 'results.json'))
+          ? (
+              JSON.parse(readFileSync(resolve(out, 'results.json'), 'utf8')) as { raw: Measurement[] }
+            ).raw.filter((m) => !rerun.has(m.workload) || !systems.some((a) => a.name === m.system))
+          : [];
+      raw.push(...kept);
+      const report = async () =>
+        writeReport(out, raw, {
+          size: opts.size,
+          runs,
+          date: new Date().toISOString(),
+          machine: machine(),
+          command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}`,
+          seconds: (Date.now() - t0) / 1000,
+          failures,
+        });
+      for (const w of workloads) {
+        for (let run = 1; run <= runs; run++) {
+          // Systems alternate within each run, on the same services.
+          for (const adapter of systems.filter((a) => !w.only || w.only.includes(a.name))) {
+            const env = { ...services, namespace: randomBytes(4).toString('hex') };
+            log(`${w.title}: ${adapter.name}, run ${run}/${runs}`);
+            try {
+              await adapter.setup(env);
+              await warmUp(adapter);
+              const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log });
+              raw.push(...rows);
+              for (const r of rows) {
+                log(
+                  `  ${r.variant} ${r.metric}: ${r.value.toFixed(1)} ${r.unit}${r.lost !== undefined ? ` (lost ${r.lost}, dup ${r.duplicated})` : ''}`,
+                );
+              }
+            } catch (err) {
+              // One failing cell must not cost the whole run: record it and go on.
+              failures.push(
+                `${w.title} / ${adapter.name} / run ${run}: ${err instanceof Error ? err.message : String(err)}`,
               );
+              log(`  FAILED: ${failures.at(-1)}`);
+            } finally {
+              await adapter.teardown().catch((err: unknown) => log(`  teardown failed: ${String(err)}`));
             }
-          } catch (err) {
-            // One failing cell must not cost the whole run: record it and go on.
-            failures.push(
-              `${w.title} / ${adapter.name} / run ${run}: ${err instanceof Error ? err.message : String(err)}`,
-            );
-            log(`  FAILED: ${failures.at(-1)}`);
-          } finally {
-            await adapter.teardown().catch((err: unknown) => log(`  teardown failed: ${String(err)}`));
           }
         }
+        await report(); // results so far survive an interrupted run
       }
-      await report(); // results so far survive an interrupted run
-    }
-    const { summary, files } = await report();
-    if (failures.length > 0) process.exitCode = 1;
-    console.log(`\n${summary}`);
-    log(`wrote ${files.length} files to ${out} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  });
+      const { summary, files } = await report();
+      if (failures.length > 0) process.exitCode = 1;
+      console.log(`\n${summary}`);
+      log(`wrote ${files.length} files to ${out} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    },
+  );
 
 program.parseAsync(process.argv).then(
   () => process.exit(process.exitCode ?? 0),

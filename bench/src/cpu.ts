@@ -7,7 +7,12 @@ function procStat(pid: number): { ppid: number; ticks: number } | undefined {
   try {
     const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+    // utime + stime + cutime + cstime: a reaped child's time moves into its parent's cutime, so
+    // the tree's sum never drops when a PostgreSQL backend or worker process exits.
+    return {
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]),
+    };
   } catch {
     return undefined;
   }

@@ -52,12 +52,19 @@ const fmt = (v: number | undefined, digits = 1) =>
       ? Math.round(v).toLocaleString('en-US')
       : v.toFixed(digits);
 
+function runsRange(rows: readonly Aggregate[]): string {
+  const runs = rows.map((r) => r.runs);
+  const lo = Math.min(...runs);
+  const hi = Math.max(...runs);
+  return lo === hi ? String(lo) : `${lo}–${hi} (per-row counts in results.json)`;
+}
+
 export function markdown(rows: readonly Aggregate[], meta: Record<string, unknown>): string {
   const systems = [...new Set(rows.map((r) => r.system))];
   const lines = [
     `# Kairos benchmarks (${String(meta.size)})`,
     '',
-    `Machine: ${JSON.stringify(meta.machine)}. Date: ${String(meta.date)}. Runs per cell: ${String(meta.runs)} (median; warm-up excluded).`,
+    `Machine: ${JSON.stringify(meta.machine)}. Date: ${String(meta.date)}. Runs per cell: ${runsRange(rows)} (median; warm-up excluded).`,
     `Command: \`${String(meta.command)}\``,
     '',
     ...(Array.isArray(meta.failures) && meta.failures.length > 0

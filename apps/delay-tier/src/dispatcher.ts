@@ -3,6 +3,7 @@ import { expireJobs, type Pool } from '@kairos/db';
 import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
+import { SCHEMAS } from '@kairos/schemas';
 import type { Message, Producer } from 'kafkajs';
 import type { Ownership } from './ownership.js';
 import { taskDispatch, type HotRecord } from './record.js';
@@ -36,6 +37,8 @@ export class Dispatcher {
   #running = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** Task topics whose schema this process registered (registration is idempotent, but a round trip). */
+  readonly #registered = new Set<string>();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
@@ -77,6 +80,28 @@ export class Dispatcher {
     }
   }
 
+  /** A task message; a class first seen here (not configured at start) gets its schema registered. */
+  async #message(topic: string, record: HotRecord, epoch: number, nowMs: number): Promise<Message> {
+    if (!this.#registered.has(topic)) {
+      await this.#o.codec.register(topic, SCHEMAS.taskDispatch);
+      this.#registered.add(topic);
+    }
+    const headers: Record<string, string> = {
+      [HEADERS.jobId]: record.job_id,
+      [HEADERS.tenant]: record.tenant_id,
+      [HEADERS.epoch]: String(epoch),
+      [HEADERS.fence]: String(record.fence),
+      [HEADERS.attempt]: String(record.attempt),
+      [HEADERS.dueAt]: String(record.due_at),
+    };
+    if (record.traceparent) headers[HEADERS.traceparent] = record.traceparent;
+    return {
+      key: record.job_id,
+      value: await this.#o.codec.encode(topic, taskDispatch(record, epoch, nowMs)),
+      headers,
+    };
+  }
+
   async #dispatchPartition(partition: number): Promise<number> {
     const epochP = this.#o.ownership.epoch(partition);
     if (!epochP) return 0;
@@ -84,8 +109,7 @@ export class Dispatcher {
     try {
       const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, this.#o.batchSize);
       if (jobs.length === 0) return 0;
-      const byTopic = new Map<string, Message[]>();
-      const records: HotRecord[] = [];
+      const byTopic = new Map<string, { messages: Message[]; records: HotRecord[] }>();
       const expired: HotRecord[] = [];
       for (const job of jobs) {
         const record = JSON.parse(job.record) as HotRecord;
@@ -94,21 +118,11 @@ export class Dispatcher {
           expired.push(record);
           continue;
         }
-        records.push(record);
         const topic = this.#o.topics.tasks(record.resource_class);
-        const value = await this.#o.codec.encode(topic, taskDispatch(record, epoch, nowMs));
-        const headers: Record<string, string> = {
-          [HEADERS.jobId]: record.job_id,
-          [HEADERS.tenant]: record.tenant_id,
-          [HEADERS.epoch]: String(epoch),
-          [HEADERS.fence]: String(record.fence),
-          [HEADERS.attempt]: String(record.attempt),
-          [HEADERS.dueAt]: String(record.due_at),
-        };
-        if (record.traceparent) headers[HEADERS.traceparent] = record.traceparent;
-        const list = byTopic.get(topic) ?? [];
-        list.push({ key: record.job_id, value, headers });
-        byTopic.set(topic, list);
+        const group = byTopic.get(topic) ?? { messages: [], records: [] };
+        byTopic.set(topic, group);
+        group.records.push(record);
+        group.messages.push(await this.#message(topic, record, epoch, nowMs));
       }
       if (expired.length > 0) {
         await expireJobs(
@@ -120,20 +134,28 @@ export class Dispatcher {
           })),
         );
       }
-      if (byTopic.size > 0) {
-        await this.#o.producer.sendBatch({
-          acks: -1,
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        });
+      // Each resource class on its own: a class whose topic is missing or failing keeps its jobs
+      // in flight (reclaimed and retried) without holding back the other classes' jobs.
+      const sent: HotRecord[] = [];
+      for (const [topic, group] of byTopic) {
+        try {
+          await this.#o.producer.send({ topic, acks: -1, messages: group.messages });
+          sent.push(...group.records);
+        } catch (err) {
+          this.#o.log.error(
+            { err, topic, jobs: group.records.length },
+            'dispatch to a task topic failed; will retry',
+          );
+        }
       }
       await this.#o.hot.ack(
         partition,
         epoch,
-        [...records, ...expired].map((r) => ({ jobId: r.job_id, version: r.version })),
+        [...sent, ...expired].map((r) => ({ jobId: r.job_id, version: r.version })),
       );
       for (const r of expired) this.#o.onExpired?.(r);
       this.#o.log.debug({ partition, epoch, jobs: jobs.length }, 'dispatched');
-      for (const r of records) this.#o.onDispatched?.(r, nowMs);
+      for (const r of sent) this.#o.onDispatched?.(r, nowMs);
       return jobs.length;
     } catch (err) {
       if (isKairosError(err, 'STALE_EPOCH')) {
