@@ -3,14 +3,10 @@
  * way: same PostgreSQL / Redis, no-op handlers, jobs identified by a key carried in the payload.
  */
 
+import type { HarnessServices } from '@kairos/ops';
+
 /** Where the shared services are, and a namespace unique to this run of this system. */
-export interface BenchEnv {
-  readonly pgUrl: string;
-  readonly redisUrl: string;
-  readonly kafkaBrokers: string;
-  readonly registryUrl: string;
-  readonly connectUrl: string;
-  readonly jobEventPartitions: number;
+export interface BenchEnv extends HarnessServices {
   /** Lower-case letters and digits, unique per (run, system): use it for schemas, prefixes, queue names. */
   readonly namespace: string;
 }

@@ -5,3 +5,4 @@ export { upsertConnector, deleteConnector, waitConnectorRunning, readConnectorFi
 export { formatStates } from './print.js';
 export { registerNamespacedOutboxConnector, type NamespacedConnector } from './outbox-connector.js';
 export { InProcessPipeline, type HarnessOptions, type HarnessServices } from './harness.js';
+export { servicesFromEnv, stackServices, ensureLocalStack } from './services-discovery.js';

@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { bootstrap, bootstrapTarget, serviceUrls, stackConfigFromEnv, up } from '@kairos/ops';
+import {
+  bootstrapTarget,
+  ensureLocalStack,
+  servicesFromEnv,
+  stackConfigFromEnv,
+  stackServices,
+} from '@kairos/ops';
 import type { Services } from './services.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -8,27 +14,8 @@ const log = (line: string) => console.log(`[stack] ${line}`);
 
 /** 1. URLs given in the environment: use them as they are. */
 function fromEnvironment(): Services | undefined {
-  const e = process.env;
-  const { KAIROS_PG_URL, KAIROS_REDIS_URL, KAIROS_KAFKA_BROKERS, KAIROS_REGISTRY_URL, KAIROS_CONNECT_URL } =
-    e;
-  if (
-    !KAIROS_PG_URL ||
-    !KAIROS_REDIS_URL ||
-    !KAIROS_KAFKA_BROKERS ||
-    !KAIROS_REGISTRY_URL ||
-    !KAIROS_CONNECT_URL
-  ) {
-    return undefined;
-  }
-  return {
-    pgUrl: KAIROS_PG_URL,
-    redisUrl: KAIROS_REDIS_URL,
-    kafkaBrokers: KAIROS_KAFKA_BROKERS,
-    registryUrl: KAIROS_REGISTRY_URL,
-    connectUrl: KAIROS_CONNECT_URL,
-    jobEventPartitions: Number(e.KAIROS_JOB_EVENT_PARTITIONS ?? '8'),
-    source: 'environment',
-  };
+  const services = servicesFromEnv(process.env);
+  return services && { ...services, source: 'environment' };
 }
 
 /** 2. A Docker engine answers: the same topology from docker-compose.yml via testcontainers. */
@@ -48,17 +35,8 @@ async function fromTestcontainers(): Promise<{ services: Services; stop: () => P
     .withWaitStrategy('connect', tc.Wait.forHttp('/connector-plugins', 8083))
     .withWaitStrategy('registry', tc.Wait.forHttp('/apis/ccompat/v7/subjects', 8080))
     .up(['postgres', 'redis', 'kafka', 'connect', 'registry']);
-  const cfg = stackConfigFromEnv(root);
-  const urls = serviceUrls(cfg); // compose publishes the same host ports as the local stack
-  const services: Services = {
-    pgUrl: urls.KAIROS_PG_URL ?? '',
-    redisUrl: urls.KAIROS_REDIS_URL ?? '',
-    kafkaBrokers: urls.KAIROS_KAFKA_BROKERS ?? '',
-    registryUrl: urls.KAIROS_REGISTRY_URL ?? '',
-    connectUrl: urls.KAIROS_CONNECT_URL ?? '',
-    jobEventPartitions: cfg.jobEventPartitions,
-    source: 'testcontainers',
-  };
+  // Compose publishes the same host ports as the local stack.
+  const services: Services = { ...stackServices(stackConfigFromEnv(root)), source: 'testcontainers' };
   await bootstrapTarget(
     {
       kafkaBrokers: services.kafkaBrokers,
@@ -74,19 +52,7 @@ async function fromTestcontainers(): Promise<{ services: Services; stop: () => P
 
 /** 3. Otherwise the project's own local stack (ops/), started if it is not running. */
 async function fromLocalStack(): Promise<Services> {
-  const cfg = stackConfigFromEnv(root);
-  await up(cfg, log);
-  await bootstrap(cfg, log);
-  const urls = serviceUrls(cfg);
-  return {
-    pgUrl: urls.KAIROS_PG_URL ?? '',
-    redisUrl: urls.KAIROS_REDIS_URL ?? '',
-    kafkaBrokers: urls.KAIROS_KAFKA_BROKERS ?? '',
-    registryUrl: urls.KAIROS_REGISTRY_URL ?? '',
-    connectUrl: urls.KAIROS_CONNECT_URL ?? '',
-    jobEventPartitions: cfg.jobEventPartitions,
-    source: 'local stack',
-  };
+  return { ...(await ensureLocalStack(stackConfigFromEnv(root), log)), source: 'local stack' };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

@@ -1,12 +1,7 @@
+import type { HarnessServices } from '@kairos/ops';
+
 /** Where the integration suites find the real services (the KAIROS_* variables' meaning). */
-export interface Services {
-  readonly pgUrl: string;
-  readonly redisUrl: string;
-  readonly kafkaBrokers: string;
-  readonly registryUrl: string;
-  readonly connectUrl: string;
-  /** Partitions of kairos.job-events on this stack. */
-  readonly jobEventPartitions: number;
+export interface Services extends HarnessServices {
   readonly source: 'environment' | 'testcontainers' | 'local stack';
 }
 
