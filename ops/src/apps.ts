@@ -5,6 +5,8 @@ import { resolve } from 'node:path';
 export interface AppProcess {
   readonly name: string;
   readonly child: ChildProcess;
+  /** Resolves when the app logs a line whose message is `msg` (false after timeoutMs). */
+  logged(msg: string, timeoutMs: number): Promise<boolean>;
 }
 
 const COLORS = ['\x1b[36m', '\x1b[35m', '\x1b[33m', '\x1b[32m', '\x1b[34m'];
@@ -44,14 +46,45 @@ export function startApp(root: string, name: string, env: NodeJS.ProcessEnv, ind
     { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const tag = `${COLORS[index % COLORS.length] ?? ''}[${name}]${RESET}`;
+  const seen = new Set<string>();
+  const waiters = new Map<string, (() => void)[]>();
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) => console.log(`${tag} ${formatLogLine(line)}`));
+    createInterface({ input: stream }).on('line', (line) => {
+      console.log(`${tag} ${formatLogLine(line)}`);
+      const msg = messageOf(line);
+      if (msg === undefined) return;
+      seen.add(msg);
+      for (const done of waiters.get(msg) ?? []) done();
+      waiters.delete(msg);
+    });
   }
+  const logged = (msg: string, timeoutMs: number) =>
+    seen.has(msg)
+      ? Promise.resolve(true)
+      : new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), timeoutMs);
+          waiters.set(msg, [
+            ...(waiters.get(msg) ?? []),
+            () => {
+              clearTimeout(timer);
+              resolve(true);
+            },
+          ]);
+        });
   child.on('exit', (code, signal) => {
     if (code !== 0 && signal === null) console.log(`${tag} exited with code ${code}`);
   });
-  return { name, child };
+  return { name, child, logged };
+}
+
+function messageOf(line: string): string | undefined {
+  try {
+    const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+    return typeof msg === 'string' ? msg : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function stopApps(apps: readonly AppProcess[], graceMs = 15_000): Promise<void> {

@@ -1,6 +1,6 @@
 import avro from 'avsc';
 import { expect, test } from 'vitest';
-import { AvroCodec, createRegistryClient, valueSubject, wireSchemaId } from '@kairos/kafka';
+import { AvroCodec, createRegistryClient, ensureTopics, valueSubject, wireSchemaId } from '@kairos/kafka';
 import { useNamespace } from '../support/namespace.js';
 
 const schema = {
@@ -17,10 +17,7 @@ const schema = {
 test('Avro values round-trip through Kafka with the schema registered in the registry', async () => {
   const ns = await useNamespace('avro');
   const topic = `${ns.prefix}smoke.avro`;
-  const admin = ns.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-  await admin.disconnect();
+  await ensureTopics(ns.kafka, [{ name: topic, partitions: 1, configs: {}, purpose: 'smoke test' }]);
 
   const registry = createRegistryClient({ url: ns.services.registryUrl });
   const codec = new AvroCodec(registry);

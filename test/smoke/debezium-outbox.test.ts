@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test } from 'vitest';
-import { headerString } from '@kairos/kafka';
+import { ensureTopics, headerString } from '@kairos/kafka';
 import { registerOutboxConnector } from '../support/debezium.js';
 import { useNamespace } from '../support/namespace.js';
 
@@ -20,10 +20,7 @@ test('an outbox row reaches its routed topic through Debezium with key, value an
       traceparent text
     )`);
   const topic = `${ns.prefix}kairos.smoke-events`;
-  const admin = ns.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
-  await admin.disconnect();
+  await ensureTopics(ns.kafka, [{ name: topic, partitions: 2, configs: {}, purpose: 'smoke test' }]);
 
   // The production connector config from connectors/, re-pointed at this test's schema.
   await registerOutboxConnector(ns);

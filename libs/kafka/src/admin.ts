@@ -1,4 +1,4 @@
-import type { Kafka } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import type { TopicSpec } from './topics.js';
 
 /**
@@ -17,7 +17,9 @@ export async function ensureTopics(
     const missing = specs.filter((s) => !existing.has(s.name));
     if (missing.length > 0) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // KafkaJS's own wait retries only LEADER_NOT_AVAILABLE; a broker that has just started
+        // answers UNKNOWN_TOPIC_OR_PARTITION for a moment too, so we wait ourselves.
+        waitForLeaders: false,
         topics: missing.map((s) => ({
           topic: s.name,
           numPartitions: s.partitions,
@@ -26,6 +28,11 @@ export async function ensureTopics(
         })),
       });
     }
+    if (missing.length > 0)
+      await waitForLeaders(
+        admin,
+        missing.map((s) => s.name),
+      );
     const present = specs.filter((s) => existing.has(s.name));
     const mismatched: string[] = [];
     if (present.length > 0) {
@@ -75,4 +82,25 @@ export async function assertPartitionCount(kafka: Kafka, topic: string, expected
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Polls metadata until every partition of the topics has a leader (at most 30 s). */
+async function waitForLeaders(admin: Admin, topics: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let delay = 50;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const meta = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const ready =
+        meta.topics.length === topics.length &&
+        meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (ready) return;
+    } catch (err) {
+      last = err; // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE while the topic settles
+    }
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 1000);
+  }
+  throw new Error(`topics ${topics.join(', ')} have no leaders after 30 s`, { cause: last });
 }

@@ -71,6 +71,9 @@ export class Worker {
     await this.#producer.connect();
     await this.#consumer.connect();
     const topics = this.#o.resourceClasses.map((rc) => names.tasks(rc));
+    this.#consumer.on(this.#consumer.events.GROUP_JOIN, (e) => {
+      this.#o.logger.info({ assignment: e.payload.memberAssignment }, 'worker joined its group');
+    });
     await this.#consumer.subscribe({ topics, fromBeginning: true });
     await this.#consumer.run({
       eachBatchAutoResolve: false,
