@@ -137,7 +137,6 @@ export class InProcessPipeline {
       redis,
       pool: this.pool,
       topics: this.topics,
-      resourceClasses,
       instanceId: `delay-tier-${randomBytes(2).toString('hex')}`,
       groupId: `${prefix}delay-tier`,
       log: this.#log('delay-tier'),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test } from 'vitest';
+import { migrate } from '@kairos/db';
 import { ensureTopics, headerString } from '@kairos/kafka';
 import { registerOutboxConnector } from '../support/debezium.js';
 import { useNamespace } from '../support/namespace.js';
@@ -7,18 +8,8 @@ import { useNamespace } from '../support/namespace.js';
 test('an outbox row reaches its routed topic through Debezium with key, value and headers', async () => {
   const ns = await useNamespace('outbox');
   const pool = ns.pgPool(2);
-  await pool.query(`
-    CREATE TABLE outbox (
-      id uuid PRIMARY KEY,
-      aggregatetype text NOT NULL,
-      aggregateid text NOT NULL,
-      type text NOT NULL,
-      payload bytea NOT NULL,
-      job_id text NOT NULL,
-      tenant_id text NOT NULL,
-      due_at text NOT NULL,
-      traceparent text
-    )`);
+  // The real schema, so the test exercises the outbox table the command handlers write to.
+  await migrate(pool);
   const topic = `${ns.prefix}kairos.smoke-events`;
   await ensureTopics(ns.kafka, [{ name: topic, partitions: 2, configs: {}, purpose: 'smoke test' }]);
 

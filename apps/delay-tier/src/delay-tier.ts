@@ -2,7 +2,6 @@ import type { Pool } from '@kairos/db';
 import type { AvroCodec, TopicNames } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
 import { HotSet } from '@kairos/redis';
-import { SCHEMAS } from '@kairos/schemas';
 import type { Redis } from 'ioredis';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { Dispatcher } from './dispatcher.js';
@@ -16,8 +15,6 @@ export interface DelayTierOptions {
   readonly redis: Redis;
   readonly pool: Pool;
   readonly topics: TopicNames;
-  /** Resource classes whose task topics this tier dispatches to. */
-  readonly resourceClasses: readonly string[];
   /** Identifies this instance as a partition owner. Required. */
   readonly instanceId: string;
   /** Consumer group of the tier on kairos.job-events. Default: `kairos-delay-tier`. */
@@ -86,9 +83,6 @@ export class DelayTier {
   }
 
   async start(): Promise<void> {
-    for (const rc of this.#o.resourceClasses) {
-      await this.#o.codec.register(this.#o.topics.tasks(rc), SCHEMAS.taskDispatch);
-    }
     await this.#producer.connect();
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;

@@ -25,7 +25,6 @@ runMain(async () => {
     redis,
     pool,
     topics: topicNames(env.topicPrefix),
-    resourceClasses: env.resourceClasses,
     instanceId: env.instanceId,
     groupId: `${env.topicPrefix}kairos-delay-tier`,
     log,
