@@ -1,4 +1,7 @@
-import { resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, resolve } from 'node:path';
 
 /** Everything the local stack needs to know, compiled once from the environment at the CLI entry. */
 export interface StackConfig {
@@ -79,10 +82,34 @@ export function serviceUrls(cfg: StackConfig): Record<string, string> {
   };
 }
 
+/** True if every folder from / down to dir lets other users through (the o+x bit). */
+function traversableByOthers(dir: string): boolean {
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      if ((statSync(d).mode & 0o001) === 0) return false;
+    } catch {
+      // not created yet: its parent decides
+    }
+    if (dirname(d) === d) return true;
+  }
+}
+
+/**
+ * PostgreSQL runs as the unprivileged `postgres` user when we are root; it must reach its data
+ * folder. If the project lives under a folder others cannot enter (a 0700 checkout), its cluster
+ * goes to a per-project folder in the system temp dir instead.
+ */
+export function postgresBase(cfg: StackConfig): string {
+  if (process.getuid?.() !== 0 || traversableByOthers(cfg.dataDir)) return resolve(cfg.dataDir, 'pg');
+  const id = createHash('sha256').update(cfg.dataDir).digest('hex').slice(0, 12);
+  return resolve(tmpdir(), `kairos-pg-${id}`);
+}
+
 export const dirs = (cfg: StackConfig) => ({
   logs: resolve(cfg.dataDir, 'logs'),
   run: resolve(cfg.dataDir, 'run'),
-  postgres: resolve(cfg.dataDir, 'postgres'),
+  postgres: resolve(postgresBase(cfg), 'data'),
+  postgresSockets: resolve(postgresBase(cfg), 'socket'),
   redis: resolve(cfg.dataDir, 'redis'),
   kafka: resolve(cfg.dataDir, 'kafka'),
   connect: resolve(cfg.dataDir, 'connect'),

@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { dirs, type StackConfig } from './config.js';
+import { dirs, postgresBase, type StackConfig } from './config.js';
 import { ensureDatabases } from './databases.js';
 import { ensureJars } from './jars.js';
 import { checkPrerequisites } from './prereqs.js';
@@ -124,5 +124,6 @@ export async function down(cfg: StackConfig, log: Log, only?: readonly ServiceNa
 export async function reset(cfg: StackConfig, log: Log): Promise<void> {
   await down(cfg, log);
   if (existsSync(cfg.dataDir)) rmSync(cfg.dataDir, { recursive: true, force: true });
+  rmSync(postgresBase(cfg), { recursive: true, force: true }); // may live outside dataDir
   log(`deleted ${cfg.dataDir}`);
 }

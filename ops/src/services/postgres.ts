@@ -44,8 +44,8 @@ export const postgres: ServiceDef = {
   start({ cfg, tools, logFile, pidFile }) {
     const d = dirs(cfg);
     const user = runAs();
-    const sockets = resolve(d.run, 'pg-socket');
-    for (const dir of [d.postgres, sockets]) {
+    const sockets = d.postgresSockets;
+    for (const dir of [resolve(d.postgres, '..'), d.postgres, sockets]) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       if (user) chownSync(dir, user.uid, user.gid);
     }
@@ -54,13 +54,15 @@ export const postgres: ServiceDef = {
       const init = spawnSync(
         resolve(tools.pgBin, 'initdb'),
         ['-D', d.postgres, '-U', 'kairos', '--auth=trust', '--encoding=UTF8', '--locale=C'],
-        { encoding: 'utf8', ...(user ?? {}) },
+        // cwd: the postgres user may not be allowed into the project folder.
+        { encoding: 'utf8', cwd: d.postgres, ...(user ?? {}) },
       );
       if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
     }
     return spawnDetached({
       name: 'postgres',
       command: resolve(tools.pgBin, 'postgres'),
+      cwd: d.postgres,
       args: [
         '-D',
         d.postgres,
