@@ -31,13 +31,15 @@ export function stackPids(root: string): number[] {
   }
 }
 
+type Sample = Map<number, { ppid: number; ticks: number }>;
+
 /**
- * CPU seconds used so far by this process and by every process in the trees rooted at `roots`
- * (PostgreSQL backends, the JVMs, Redis). Everything shares two cores, so the benchmark reports
- * CPU per job next to throughput.
+ * The processes in the trees rooted at `roots` plus this process (PostgreSQL backends, the JVMs,
+ * Redis, spawned workers). Everything shares two cores, so the benchmark reports CPU per job next
+ * to throughput.
  */
-export function cpuSeconds(roots: readonly number[]): number {
-  const all = new Map<number, { ppid: number; ticks: number }>();
+export function cpuSample(roots: readonly number[]): Sample {
+  const all: Sample = new Map();
   for (const d of readdirSync('/proc')) {
     const pid = Number(d);
     if (!Number.isInteger(pid)) continue;
@@ -51,7 +53,25 @@ export function cpuSeconds(roots: readonly number[]): number {
     }
     return false;
   };
+  const tree: Sample = new Map();
+  for (const [pid, s] of all) if (inTree(pid)) tree.set(pid, s);
+  return tree;
+}
+
+/**
+ * CPU seconds used between two samples, per process so that an exit cannot make it negative.
+ * A process that exited between them was reaped by its parent if that parent is still there:
+ * the parent's cutime then holds the child's whole life, so the child's time before the window
+ * is taken off again. An orphan's time in the window is lost (counted as zero).
+ */
+export function cpuSecondsBetween(before: Sample, after: Sample): number {
   let ticks = 0;
-  for (const [pid, s] of all) if (inTree(pid)) ticks += s.ticks;
-  return ticks / TICKS;
+  for (const [pid, s] of after) {
+    const prior = before.get(pid)?.ticks ?? 0;
+    ticks += s.ticks >= prior ? s.ticks - prior : s.ticks; // lower means the pid was reused
+  }
+  for (const [pid, s] of before) {
+    if (!after.has(pid) && after.has(s.ppid)) ticks -= s.ticks;
+  }
+  return Math.max(0, ticks) / TICKS;
 }

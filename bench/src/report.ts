@@ -85,7 +85,10 @@ export function markdown(rows: readonly Aggregate[], meta: Record<string, unknow
       .filter((s) => s !== 'kairos')
       .map((s) => {
         const v = get(s)?.value;
-        return kairos !== undefined && v !== undefined && v !== 0 ? `${s} ${fmt(kairos / v, 2)}` : null;
+        if (kairos === undefined || v === undefined) return null;
+        // Latencies are stamped in whole milliseconds: below 1 ms a ratio only measures noise.
+        if (unit === 'ms' && v < 1) return `${s} ≥${fmt(kairos, 2)}`;
+        return v !== 0 ? `${s} ${fmt(kairos / v, 2)}` : null;
       })
       .filter(Boolean)
       .join(', ');

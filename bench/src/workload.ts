@@ -1,5 +1,5 @@
 import type { Adapter, BenchEnv } from './adapter.js';
-import { cpuSeconds } from './cpu.js';
+import { cpuSample, cpuSecondsBetween } from './cpu.js';
 
 export type Size = 'small' | 'full';
 
@@ -67,11 +67,11 @@ export class StartLog {
 
 /** Measures wall time and CPU seconds of fn. */
 export async function measured<T>(roots: readonly number[], fn: () => Promise<T>) {
-  const cpu0 = cpuSeconds(roots);
+  const cpu0 = cpuSample(roots);
   const t0 = performance.now();
   const result = await fn();
   const seconds = (performance.now() - t0) / 1000;
-  return { result, seconds, cpu: cpuSeconds(roots) - cpu0 };
+  return { result, seconds, cpu: cpuSecondsBetween(cpu0, cpuSample(roots)) };
 }
 
 export function keys(prefix: string, n: number): string[] {
