@@ -4,7 +4,7 @@ import { createApiServer } from '@kairos/api';
 import { JobCommands } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
-import { DelayTier, type HotRecord } from '@kairos/delay-tier';
+import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
 import {
   AvroCodec,
   createKafka,
@@ -47,6 +47,10 @@ export interface HarnessOptions {
   readonly api?: boolean;
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   readonly onScheduled?: (record: HotRecord, atMs: number) => void;
+  /** Delay-tier settings beyond the defaults (window, pre-dispatch, weights, ...). */
+  readonly delayTier?: Partial<
+    Omit<DelayTierOptions, 'kafka' | 'codec' | 'redis' | 'pool' | 'topics' | 'instanceId' | 'groupId'>
+  >;
 }
 
 const CONNECTORS_DIR = resolve(import.meta.dirname, '..', '..', 'connectors');
@@ -140,6 +144,8 @@ export class InProcessPipeline {
       instanceId: `delay-tier-${randomBytes(2).toString('hex')}`,
       groupId: `${prefix}delay-tier`,
       log: this.#log('delay-tier'),
+      resourceClasses,
+      ...this.#o.delayTier,
       ...(this.#o.onDispatched ? { onDispatched: this.#o.onDispatched } : {}),
       ...(this.#o.onScheduled ? { onScheduled: this.#o.onScheduled } : {}),
     });

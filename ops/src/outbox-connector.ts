@@ -48,12 +48,20 @@ export async function registerNamespacedOutboxConnector(
   return remove;
 }
 
-/** The slot stays active for a moment after the connector is deleted; wait, then drop it. */
+/** The slot stays active for a moment after the connector is deleted; wait (or end its holder), then drop it. */
 async function dropSlot(pgUrl: string, slot: string): Promise<void> {
   const c = new pg.Client({ connectionString: pgUrl });
   await c.connect();
   try {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 150; i++) {
+      // Still held after 10 s (a walsender stuck in startup): end it rather than leak the slot,
+      // which would keep WAL forever.
+      if (i === 100) {
+        await c.query(
+          'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active',
+          [slot],
+        );
+      }
       const r = await c.query<{ active: boolean }>(
         'SELECT active FROM pg_replication_slots WHERE slot_name = $1',
         [slot],

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test } from 'vitest';
 import { shardOf } from '@kairos/core';
+import type { JobEventRecord } from '@kairos/schemas';
 import { useNamespace } from '../support/namespace.js';
-import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
 
 interface Problem {
   type: string;
@@ -99,10 +100,12 @@ function expectProblem(reply: Reply<unknown>, status: number | number[]): string
 async function auditOutbox(p: Pipeline): Promise<void> {
   const s = `"${p.ns.schema}"`;
   await p.pool.query(`
-    CREATE TABLE ${s}.outbox_audit (id uuid NOT NULL, job_id text NOT NULL, type text NOT NULL);
+    CREATE TABLE ${s}.outbox_audit (
+      id uuid NOT NULL, job_id text NOT NULL, type text NOT NULL, payload bytea NOT NULL
+    );
     CREATE FUNCTION ${s}.outbox_audit() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      INSERT INTO ${s}.outbox_audit (id, job_id, type) VALUES (NEW.id, NEW.job_id, NEW.type);
+      INSERT INTO ${s}.outbox_audit (id, job_id, type, payload) VALUES (NEW.id, NEW.job_id, NEW.type, NEW.payload);
       RETURN NEW;
     END $$;
     CREATE TRIGGER outbox_audit AFTER INSERT ON ${s}.outbox FOR EACH ROW EXECUTE FUNCTION ${s}.outbox_audit();
@@ -348,6 +351,164 @@ test('DELETE /v1/jobs/{id}: cancels a scheduled job once (version 2); again 409;
     ['JobCancelled', id],
     ['JobScheduled', id],
   ]);
+  expect(await counts(p)).toEqual({ jobs: 1, keys: 0, events: 2 });
+});
+
+/** The job events recorded for one job, decoded, in version order. */
+async function jobEvents(p: Pipeline, id: string): Promise<{ type: string; event: JobEventRecord }[]> {
+  const rows = await p.pool.query<{ type: string; payload: Buffer }>(
+    'SELECT type, payload FROM outbox_audit WHERE job_id = $1',
+    [id],
+  );
+  const events = await Promise.all(
+    rows.rows.map(async (r) => ({
+      type: r.type,
+      event: (await p.codec.decode(p.topics.jobEvents, r.payload)) as JobEventRecord,
+    })),
+  );
+  return events.sort((a, b) => Number(a.event.version) - Number(b.event.version));
+}
+
+test('POST /v1/jobs/{id}/reschedule: moves a scheduled job, bumps its version, writes a SCHEDULED event; the new time is the one dispatched', async () => {
+  const p = await start('api-reschedule');
+  const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+  const deadline = at(3 * 3600_000);
+  const created = await call<JobView>(
+    p,
+    'POST',
+    '/v1/jobs',
+    job({ deadline_at: deadline, idempotency_key: 'moving' }),
+  );
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+
+  // A new due_at; the deadline is kept when the body does not name it.
+  const dueAt = at(2 * 3600_000);
+  const moved = await call<JobView>(p, 'POST', `/v1/jobs/${id}/reschedule`, { due_at: dueAt });
+  expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+  expect(moved.contentType).toMatch(/^application\/json/);
+  expect(moved.body).toEqual({ ...created.body, due_at: dueAt, deadline_at: deadline, version: 2 });
+  expect((await call<JobView>(p, 'GET', `/v1/jobs/${id}`)).body).toEqual(moved.body);
+  // The idempotency key follows the job to its new due time.
+  const key = await p.pool.query<{ due_at: Date }>('SELECT due_at FROM job_idempotency WHERE job_id = $1', [
+    id,
+  ]);
+  expect(key.rows.map((r) => r.due_at.toISOString())).toEqual([dueAt]);
+
+  // delay_ms counts from now; deadline_at null clears the deadline.
+  const before = Date.now();
+  const later = await call<JobView>(p, 'POST', `/v1/jobs/${id}/reschedule`, {
+    delay_ms: 4 * 3600_000,
+    deadline_at: null,
+  });
+  expect(later.status, JSON.stringify(later.body)).toBe(200);
+  expect(later.body).toMatchObject({ id, state: 'SCHEDULED', deadline_at: null, version: 3 });
+  expect(Date.parse(later.body.due_at)).toBeGreaterThanOrEqual(before + 4 * 3600_000);
+  expect(Date.parse(later.body.due_at)).toBeLessThanOrEqual(Date.now() + 4 * 3600_000);
+
+  // Every change is a JobScheduled event carrying the job's new due time, deadline and version.
+  const events = await jobEvents(p, id);
+  expect(
+    events.map((e) => [e.type, e.event.event_type, Number(e.event.version), Number(e.event.due_at)]),
+  ).toEqual([
+    ['JobScheduled', 'SCHEDULED', 1, Date.parse(created.body.due_at)],
+    ['JobScheduled', 'SCHEDULED', 2, Date.parse(dueAt)],
+    ['JobScheduled', 'SCHEDULED', 3, Date.parse(later.body.due_at)],
+  ]);
+  expect(events.map((e) => (e.event.deadline_at === null ? null : Number(e.event.deadline_at)))).toEqual([
+    Date.parse(deadline),
+    Date.parse(deadline),
+    null,
+  ]);
+
+  // Moved to now, the job is dispatched with the latest version (the hot set took the new entry);
+  // once dispatched it can no longer be rescheduled.
+  const now = await call<JobView>(p, 'POST', `/v1/jobs/${id}/reschedule`, { delay_ms: 0 });
+  expect(now.body).toMatchObject({ id, state: 'SCHEDULED', version: 4 });
+  await eventually(
+    'the rescheduled job to be dispatched',
+    () => Promise.resolve(p.dispatched.some((d) => d.record.job_id === id)),
+    90_000,
+  );
+  expect(p.dispatched.filter((d) => d.record.job_id === id).map((d) => Number(d.record.version))).toEqual([
+    4,
+  ]);
+  await eventually(
+    'the job to leave SCHEDULED',
+    async () => (await call<JobView>(p, 'GET', `/v1/jobs/${id}`)).body.state !== 'SCHEDULED',
+  );
+  const dispatched = await call(p, 'POST', `/v1/jobs/${id}/reschedule`, { delay_ms: 60_000 });
+  expectProblem(dispatched, 409);
+  expect((dispatched.body as Problem).detail).toMatch(/only a SCHEDULED job can be rescheduled/);
+  expect((await jobEvents(p, id)).length).toBe(4);
+});
+
+test('POST /v1/jobs/{id}/reschedule with bad input: 400 naming the field, 404 unknown, 409 cancelled; nothing changed', async () => {
+  const p = await start('api-reschedule-bad');
+  const deadline = new Date(Date.now() + 2 * 3600_000).toISOString();
+  const created = await call<JobView>(p, 'POST', '/v1/jobs', job({ deadline_at: deadline }));
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  const path = `/v1/jobs/${id}/reschedule`;
+  const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+  const cases: { what: string; path?: string; body: unknown; contentType?: string; field: string }[] = [
+    { what: 'due_at and delay_ms both', body: { due_at: at(60_000), delay_ms: 1000 }, field: 'due_at' },
+    { what: 'neither due_at nor delay_ms', body: {}, field: 'due_at' },
+    { what: 'only a deadline', body: { deadline_at: at(3 * 3600_000) }, field: 'due_at' },
+    {
+      what: 'deadline_at before the new due time',
+      body: { due_at: at(60_000), deadline_at: at(30_000) },
+      field: 'deadline_at',
+    },
+    {
+      what: 'the kept deadline before the new due time',
+      body: { delay_ms: 3 * 3600_000 },
+      field: 'deadline_at',
+    },
+    { what: 'unknown extra field', body: { delay_ms: 1000, priority: 5 }, field: 'priority' },
+    { what: 'a field reschedule cannot change', body: { delay_ms: 1000, payload: {} }, field: 'payload' },
+    { what: 'due_at not a date', body: { due_at: 'tomorrow' }, field: 'due_at' },
+    { what: 'due_at without an offset', body: { due_at: '2030-01-01T00:00:00' }, field: 'due_at' },
+    {
+      what: 'due_at too far in the past',
+      body: { due_at: new Date(Date.now() - 2 * 24 * 3600_000).toISOString() },
+      field: 'due_at',
+    },
+    { what: 'delay_ms negative', body: { delay_ms: -1 }, field: 'delay_ms' },
+    { what: 'deadline_at not a date', body: { delay_ms: 0, deadline_at: 'soon' }, field: 'deadline_at' },
+    { what: 'malformed JSON', body: '{"delay_ms": ', field: '(body)' },
+    { what: 'JSON null', body: 'null', field: '(body)' },
+    { what: 'non-UUID id', path: '/v1/jobs/not-a-uuid/reschedule', body: { delay_ms: 0 }, field: 'id' },
+  ];
+  for (const c of cases) {
+    const reply = await call(p, 'POST', c.path ?? path, c.body, c.contentType);
+    expect(expectProblem(reply, 400), c.what).toContain(c.field);
+    expect((reply.body as Problem).code, c.what).toBe('VALIDATION');
+  }
+  // The kept-deadline refusal says how to get out of it.
+  const kept = await call(p, 'POST', path, { delay_ms: 3 * 3600_000 });
+  expect((kept.body as Problem).errors?.[0]?.message).toMatch(/deadline_at.*null/);
+
+  const unknown = await call(p, 'POST', `/v1/jobs/${randomUUID()}/reschedule`, { delay_ms: 0 });
+  expectProblem(unknown, 404);
+  expect((unknown.body as Problem).code).toBe('NOT_FOUND');
+
+  // Nothing changed: the job is as created and only its creation event exists.
+  expect((await call<JobView>(p, 'GET', `/v1/jobs/${id}`)).body).toEqual(created.body);
+  expect(await counts(p)).toEqual({ jobs: 1, keys: 0, events: 1 });
+
+  // A cancelled job cannot be rescheduled: 409 naming its state, and no event.
+  expect((await call(p, 'DELETE', `/v1/jobs/${id}`)).status).toBe(200);
+  const cancelled = await call(p, 'POST', path, { delay_ms: 60_000 });
+  expectProblem(cancelled, 409);
+  expect((cancelled.body as Problem).code).toBe('CONFLICT');
+  expect((cancelled.body as Problem).detail).toContain('CANCELLED');
+  expect((await call<JobView>(p, 'GET', `/v1/jobs/${id}`)).body).toMatchObject({
+    state: 'CANCELLED',
+    due_at: created.body.due_at,
+    version: 2,
+  });
   expect(await counts(p)).toEqual({ jobs: 1, keys: 0, events: 2 });
 });
 

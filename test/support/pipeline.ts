@@ -1,5 +1,5 @@
 import type { HotRecord } from '@kairos/delay-tier';
-import { InProcessPipeline } from '@kairos/ops';
+import { InProcessPipeline, type HarnessOptions } from '@kairos/ops';
 import type { Namespace } from './namespace.js';
 
 export const RESOURCE_CLASSES = ['critical', 'default', 'io'];
@@ -17,10 +17,19 @@ export interface Pipeline extends Pick<
  * test's namespace; stopped on cleanup. Component logs go to the test output at
  * KAIROS_TEST_LOG level (default warn).
  */
-export async function startPipeline(ns: Namespace): Promise<Pipeline> {
+export async function startPipeline(
+  ns: Namespace,
+  options: {
+    /** Delay-tier options beyond the defaults (window, pre-dispatch, weights, probe times, ...). */
+    readonly delayTier?: HarnessOptions['delayTier'];
+    /** Services to use instead of the namespace's (e.g. a dedicated Redis). */
+    readonly services?: Partial<HarnessOptions['services']>;
+  } = {},
+): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
   const p = await InProcessPipeline.start({
-    services: ns.services,
+    services: { ...ns.services, ...options.services },
+    ...(options.delayTier ? { delayTier: options.delayTier } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,
@@ -46,7 +55,7 @@ export async function startPipeline(ns: Namespace): Promise<Pipeline> {
 /** Polls until check() is true (bounded), so waits are on observed state, never on sleeps. */
 export async function eventually(
   what: string,
-  check: () => Promise<boolean>,
+  check: () => boolean | Promise<boolean>,
   timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -12,7 +12,7 @@ export interface ApiOptions {
   readonly bodyLimit?: number;
 }
 
-/** Builds the HTTP API (not listening yet): jobs create/batch/get/cancel and health. */
+/** Builds the HTTP API (not listening yet): jobs create/batch/get/cancel/reschedule and health. */
 export function createApiServer(options: ApiOptions): FastifyInstance {
   const log = options.log ?? silentLogger();
   const app = Fastify({ bodyLimit: options.bodyLimit ?? 8 * 1024 * 1024, logger: false });
@@ -71,6 +71,14 @@ export function createApiServer(options: ApiOptions): FastifyInstance {
 
   app.delete<{ Params: { id: string } }>('/v1/jobs/:id', async (req) =>
     jobView(await commands.cancelJob(req.params.id, { traceparent: traceparent(req.headers.traceparent) })),
+  );
+
+  app.post<{ Params: { id: string } }>('/v1/jobs/:id/reschedule', async (req) =>
+    jobView(
+      await commands.rescheduleJob(req.params.id, req.body, {
+        traceparent: traceparent(req.headers.traceparent),
+      }),
+    ),
   );
 
   app.get('/healthz', () => ({ status: 'ok' }));

@@ -1,13 +1,26 @@
 import type { Pool } from '@kairos/db';
 import type { AvroCodec, TopicNames } from '@kairos/kafka';
-import { silentLogger, type Logger } from '@kairos/observability';
-import { HotSet } from '@kairos/redis';
+import {
+  createDelayTierMetrics,
+  silentLogger,
+  type DelayTierMetrics,
+  type Logger,
+} from '@kairos/observability';
+import { HotSet, RateLimiter } from '@kairos/redis';
 import type { Redis } from 'ioredis';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { TierAdmin } from './admin.js';
 import { Dispatcher } from './dispatcher.js';
 import { applyJobEvent } from './event-applier.js';
+import { Hydrator } from './hydrator.js';
+import { Lookahead } from './lookahead.js';
 import { Ownership } from './ownership.js';
+import { PartitionModes } from './partition-modes.js';
+import { Preloader } from './preloader.js';
 import type { HotRecord } from './record.js';
+import { Release } from './release.js';
+import { TaskMessages } from './task-messages.js';
+import { tierAdmin } from './tier-admin.js';
 
 export interface DelayTierOptions {
   readonly kafka: Kafka;
@@ -21,18 +34,61 @@ export interface DelayTierOptions {
   readonly groupId?: string;
   /** Prefix of every Redis key. Default: ''. */
   readonly keyPrefix?: string;
-  /** Most jobs popped per partition per round. Default: 500. */
+  /** Resource classes, released `critical` first. Default: critical, default, cpu, io. */
+  readonly resourceClasses?: readonly string[];
+  /** Most jobs popped per class per partition per round. Default: 500. */
   readonly batchSize?: number;
   /** Pause between dispatch rounds when nothing was due, ms (bounds lateness). Default: 20. */
   readonly idleMs?: number;
+  /** Jobs due within this window live in Redis, later ones only in PostgreSQL. Default: 60 min. */
+  readonly lookaheadMs?: number;
+  /** The window under Redis memory pressure. Default: 60 s. */
+  readonly minLookaheadMs?: number;
+  /** How often the pre-loader tops up the hot sets, ms. Default: 1,000. */
+  readonly preloadIntervalMs?: number;
+  /** Rows per pre-loader page. Default: 1,000. */
+  readonly preloadPageSize?: number;
+  /** Release jobs this long before due (workers hold them until due). Default: 0 (off). */
+  readonly preDispatchMs?: number;
+  /** Jobs per tenant per round-robin pass at weight 1. Default: 16. */
+  readonly tenantQuantum?: number;
+  /** Tenants released with more weight than 1 (jobs per pass = quantum × weight). Default: none. */
+  readonly tenantWeights?: ReadonlyMap<string, number>;
+  /** How often a PostgreSQL-only partition checks Redis memory, ms. Default: 5,000. */
+  readonly fallbackProbeMs?: number;
+  /** Leave PostgreSQL-only mode once Redis uses less than this share of maxmemory. Default: 0.8. */
+  readonly recoverBelow?: number;
+  /** Prometheus metrics. Default: a new registry. */
+  readonly metrics?: DelayTierMetrics;
   readonly log?: Logger;
   /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
   readonly onFatal?: (err: Error) => void;
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   /** Called for every job that expired (its deadline passed) instead of being dispatched. */
   readonly onExpired?: (record: HotRecord) => void;
-  /** Called when a job enters the hot set (benchmarks, tests). */
+  /** Called when a job enters the hot set from an event (benchmarks, tests). */
   readonly onScheduled?: (record: HotRecord, atMs: number) => void;
+}
+
+function checkOptions(o: DelayTierOptions): void {
+  const int = (name: string, v: number | undefined, min: number) => {
+    if (v !== undefined && !(Number.isInteger(v) && v >= min))
+      throw new RangeError(`DelayTier option ${name} must be an integer >= ${min}, got ${v}`);
+  };
+  int('batchSize', o.batchSize, 1);
+  int('idleMs', o.idleMs, 1);
+  int('lookaheadMs', o.lookaheadMs, 1000);
+  int('minLookaheadMs', o.minLookaheadMs, 1000);
+  int('preloadIntervalMs', o.preloadIntervalMs, 10);
+  int('preloadPageSize', o.preloadPageSize, 1);
+  int('preDispatchMs', o.preDispatchMs, 0);
+  int('tenantQuantum', o.tenantQuantum, 1);
+  int('fallbackProbeMs', o.fallbackProbeMs, 10);
+  for (const [tenant, w] of o.tenantWeights ?? []) int(`tenantWeights.${tenant}`, w, 1);
+  if (o.recoverBelow !== undefined && !(o.recoverBelow > 0 && o.recoverBelow <= 1))
+    throw new RangeError(`DelayTier option recoverBelow must be in (0, 1], got ${o.recoverBelow}`);
+  if (o.resourceClasses?.length === 0)
+    throw new RangeError('DelayTier option resourceClasses must not be empty');
 }
 
 /** Events applied concurrently within a batch; versions make their order irrelevant. */
@@ -40,37 +96,119 @@ const APPLY_CHUNK = 200;
 
 /**
  * The delay tier: one member of the consumer group on kairos.job-events. Each owned partition's
- * events feed its Redis hot set; a dispatcher pops due jobs on Redis time and produces them to
- * `kairos.tasks.<class>`.
+ * events feed its Redis hot set (jobs within the lookahead window; a pre-loader brings later ones
+ * in as they approach); a dispatcher releases due jobs on Redis time to `kairos.tasks.<class>`.
+ * Under Redis memory pressure a partition runs from PostgreSQL alone until Redis recovers.
  */
 export class DelayTier {
   readonly #o: DelayTierOptions;
   readonly #log: Logger;
   readonly #hot: HotSet;
+  readonly #limiter: RateLimiter;
+  readonly #release: Release;
+  readonly #lookahead: Lookahead;
+  readonly #modes: PartitionModes;
+  readonly #hydrator: Hydrator;
   readonly #ownership: Ownership;
+  readonly #preloader: Preloader;
   readonly #consumer: Consumer;
   readonly #producer: Producer;
   readonly #dispatcher: Dispatcher;
+  readonly metrics: DelayTierMetrics;
 
   constructor(options: DelayTierOptions) {
+    checkOptions(options);
     this.#o = options;
     this.#log = options.log ?? silentLogger();
-    this.#hot = new HotSet(options.redis, { keyPrefix: options.keyPrefix ?? '' });
-    this.#ownership = new Ownership(options.pool, this.#hot, options.instanceId, this.#log);
+    this.metrics = options.metrics ?? createDelayTierMetrics();
+    const keyPrefix = options.keyPrefix ?? '';
+    const batchSize = options.batchSize ?? 500;
+    this.#hot = new HotSet(options.redis, { keyPrefix });
+    this.#limiter = new RateLimiter(options.redis, { keyPrefix });
+    this.#release = new Release(
+      this.#limiter,
+      options.resourceClasses ?? ['critical', 'default', 'cpu', 'io'],
+      batchSize,
+    );
+    this.#lookahead = new Lookahead(options.lookaheadMs ?? 3_600_000, options.minLookaheadMs ?? 60_000);
+    this.metrics.lookahead.set(this.#lookahead.effectiveMs / 1000);
+    this.#modes = new PartitionModes((partition, fallback) => {
+      this.metrics.fallback.set({ partition: String(partition) }, fallback ? 1 : 0);
+      if (fallback) this.#lookahead.shrink();
+      else if (this.#modes.fallbackPartitions().length === 0) this.#lookahead.restore();
+      this.metrics.lookahead.set(this.#lookahead.effectiveMs / 1000);
+      this.#preloader.nudge();
+    });
+    this.#hydrator = new Hydrator(options.pool, this.#hot, options.preloadPageSize ?? 1000);
+    const onOom = (partition: number) => {
+      if (this.#modes.enterFallback(partition)) {
+        this.#log.warn({ partition }, 'Redis refused a write (maxmemory): partition runs PostgreSQL-only');
+      }
+    };
+    this.#ownership = new Ownership(options.pool, this.#hot, options.instanceId, this.#log, {
+      rebuild: async (partition, epoch) => {
+        const t0 = Date.now();
+        this.#hydrator.reset(partition);
+        const windowMs = this.#lookahead.effectiveMs;
+        const added = await this.#hydrator.run(partition, epoch, windowMs);
+        this.#preloader.rebuilt(partition, windowMs);
+        this.metrics.hydrated.inc({ partition: String(partition) }, added);
+        if (added > 0) this.#log.info({ partition, epoch, added, ms: Date.now() - t0 }, 'hot set rebuilt');
+      },
+      onOom,
+      onEpoch: (partition) => this.metrics.epochChanges.inc({ partition: String(partition) }),
+      onRevoked: (partition) => {
+        this.#modes.forget(partition);
+        this.#hydrator.forget(partition);
+        this.#preloader.forget(partition);
+        this.metrics.forgetPartition(partition);
+      },
+    });
+    this.#preloader = new Preloader({
+      redis: options.redis,
+      hot: this.#hot,
+      hydrator: this.#hydrator,
+      ownership: this.#ownership,
+      modes: this.#modes,
+      lookahead: this.#lookahead,
+      log: this.#log,
+      intervalMs: options.preloadIntervalMs ?? 1000,
+      probeMs: options.fallbackProbeMs ?? 5000,
+      recoverBelow: options.recoverBelow ?? 0.8,
+      onOom,
+      onHydrated: (partition, n) => this.metrics.hydrated.inc({ partition: String(partition) }, n),
+      onRound: (partitions) => this.#observe(partitions),
+    });
     this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-delay-tier' });
     this.#producer = options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     this.#dispatcher = new Dispatcher({
       hot: this.#hot,
-      pool: options.pool,
       ownership: this.#ownership,
+      modes: this.#modes,
+      release: this.#release,
+      pool: options.pool,
       producer: this.#producer,
-      codec: options.codec,
-      topics: options.topics,
+      messages: new TaskMessages(options.codec, options.topics),
       log: this.#log,
-      batchSize: options.batchSize ?? 500,
+      batchSize,
       idleMs: options.idleMs ?? 20,
-      ...(options.onDispatched ? { onDispatched: options.onDispatched } : {}),
-      ...(options.onExpired ? { onExpired: options.onExpired } : {}),
+      preDispatchMs: options.preDispatchMs ?? 0,
+      quantum: options.tenantQuantum ?? 16,
+      tenantWeights: options.tenantWeights ?? new Map(),
+      onOom,
+      onDispatched: (record, atMs) => {
+        this.metrics.dispatched.inc({ resource_class: record.resource_class });
+        this.metrics.dispatchLag.observe(
+          record.resource_class,
+          record.tenant_id,
+          (atMs - record.due_at) / 1000,
+        );
+        this.#o.onDispatched?.(record, atMs);
+      },
+      onExpired: (record) => {
+        this.metrics.expired.inc();
+        this.#o.onExpired?.(record);
+      },
     });
   }
 
@@ -78,8 +216,45 @@ export class DelayTier {
     return this.#hot;
   }
 
+  get rateLimiter(): RateLimiter {
+    return this.#limiter;
+  }
+
   ownedPartitions(): number[] {
     return this.#ownership.owned();
+  }
+
+  /** Partitions running PostgreSQL-only (Redis out of memory). */
+  fallbackPartitions(): number[] {
+    return this.#modes.fallbackPartitions();
+  }
+
+  /** The operations surface: window, rate limits, per-partition status. */
+  admin(): TierAdmin {
+    return tierAdmin({
+      lookahead: this.#lookahead,
+      limiter: this.#limiter,
+      release: this.#release,
+      ownership: this.#ownership,
+      modes: this.#modes,
+      hot: this.#hot,
+      onWindowChange: () => {
+        this.metrics.lookahead.set(this.#lookahead.effectiveMs / 1000);
+        this.#preloader.nudge();
+      },
+    });
+  }
+
+  async #observe(partitions: readonly number[]): Promise<void> {
+    const now = await this.#hot.serverTimeMs();
+    for (const p of partitions) {
+      const s = await this.#hot.stats(p);
+      this.metrics.hotSetSize.set({ partition: String(p) }, s.jobs);
+      this.metrics.oldestDueAge.set(
+        { partition: String(p) },
+        s.oldestDueMs === undefined ? 0 : Math.max(0, now - s.oldestDueMs) / 1000,
+      );
+    }
   }
 
   async start(): Promise<void> {
@@ -91,6 +266,7 @@ export class DelayTier {
     });
     await this.#consumer.connect();
     const topic = this.#o.topics.jobEvents;
+    this.#consumer.on(this.#consumer.events.REBALANCING, () => this.#ownership.suspend());
     this.#consumer.on(this.#consumer.events.GROUP_JOIN, (e) => {
       const partitions = e.payload.memberAssignment[topic] ?? [];
       this.#ownership.assign(partitions);
@@ -99,18 +275,25 @@ export class DelayTier {
       this.#log.info({ partitions }, 'owning job-events partitions');
     });
     await this.#consumer.subscribe({ topic, fromBeginning: true });
+    const deps = {
+      codec: this.#o.codec,
+      hot: this.#hot,
+      ownership: this.#ownership,
+      modes: this.#modes,
+      log: this.#log,
+      windowMs: () => this.#lookahead.effectiveMs,
+      onOom: (partition: number) => {
+        if (this.#modes.enterFallback(partition)) {
+          this.#log.warn({ partition }, 'Redis refused a write (maxmemory): partition runs PostgreSQL-only');
+        }
+      },
+      onScheduled: this.#o.onScheduled,
+    };
     await this.#consumer.run({
       eachBatchAutoResolve: false,
       // Partitions are independent (own hot set, own epoch): apply their batches in parallel.
       partitionsConsumedConcurrently: 8,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const deps = {
-          codec: this.#o.codec,
-          hot: this.#hot,
-          ownership: this.#ownership,
-          log: this.#log,
-          onScheduled: this.#o.onScheduled,
-        };
         for (let i = 0; i < batch.messages.length; i += APPLY_CHUNK) {
           if (!isRunning() || isStale()) return;
           const chunk = batch.messages.slice(i, i + APPLY_CHUNK);
@@ -130,9 +313,11 @@ export class DelayTier {
       },
     });
     this.#dispatcher.start();
+    this.#preloader.start();
   }
 
   async stop(): Promise<void> {
+    await this.#preloader.stop();
     await this.#dispatcher.stop();
     await this.#consumer.disconnect();
     await this.#producer.disconnect();

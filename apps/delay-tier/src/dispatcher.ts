@@ -1,44 +1,53 @@
-import { isKairosError } from '@kairos/core';
-import { expireJobs, type Pool } from '@kairos/db';
-import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
+import { isKairosError, KairosError } from '@kairos/core';
+import { claimForDispatch, expireJobs, holdPartitionEpoch, inTransaction, type Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
-import { SCHEMAS } from '@kairos/schemas';
-import type { Message, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import type { Ownership } from './ownership.js';
-import { taskDispatch, type HotRecord } from './record.js';
+import type { PartitionModes } from './partition-modes.js';
+import { dispatchFromPostgres } from './pg-dispatch.js';
+import type { HotRecord } from './record.js';
+import type { Release } from './release.js';
+import type { TaskMessages } from './task-messages.js';
 
 export interface DispatcherOptions {
   readonly hot: HotSet;
   readonly ownership: Ownership;
-  /** Where jobs whose deadline passed are marked EXPIRED. */
+  readonly modes: PartitionModes;
+  readonly release: Release;
+  /** Where dispatches are claimed (fenced by epoch and version) and deadlines expire jobs. */
   readonly pool: Pool;
   readonly producer: Producer;
-  readonly codec: AvroCodec;
-  readonly topics: TopicNames;
+  readonly messages: TaskMessages;
   readonly log: Logger;
-  /** Most jobs popped per partition per round. */
+  /** Most jobs popped per class per partition per round. */
   readonly batchSize: number;
   /** Pause between rounds when nothing was due. */
   readonly idleMs: number;
+  /** Release jobs this long before their due time (the worker holds them until due). */
+  readonly preDispatchMs: number;
+  readonly quantum: number;
+  readonly tenantWeights: ReadonlyMap<string, number>;
   /** Called for every dispatched job (metrics, tests). */
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   /** Called for every job that expired instead of being dispatched. */
   readonly onExpired?: (record: HotRecord) => void;
+  /** Redis refused a write for the partition (maxmemory): switch it to PostgreSQL-only. */
+  readonly onOom: (partition: number) => void;
 }
 
 /**
- * The dispatch loop: pops due jobs of every owned partition (on Redis time, epoch-checked),
- * produces them to their resource class's task topic, and acknowledges them in Redis only after
- * Kafka acknowledged the write. One loop, never overlapping itself.
+ * The dispatch loop: for every owned partition, pops due jobs (on Redis time, epoch-checked,
+ * fairly across tenants, per class within rate limits), claims them in PostgreSQL (only a job
+ * still SCHEDULED at the popped version, only while the epoch is current), produces them to their
+ * class's task topic and commits; then acknowledges them in Redis. A partition in PostgreSQL-only
+ * mode dispatches straight from PostgreSQL. One loop, never overlapping itself.
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions;
   #running = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
-  /** Task topics whose schema this process registered (registration is idempotent, but a round trip). */
-  readonly #registered = new Set<string>();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
@@ -59,9 +68,9 @@ export class Dispatcher {
   async #run(): Promise<void> {
     while (this.#running) {
       let busy = false;
-      for (const partition of this.#o.ownership.owned()) {
+      for (const partition of this.#o.ownership.dispatchable()) {
         try {
-          if ((await this.#dispatchPartition(partition)) >= this.#o.batchSize) busy = true;
+          if (await this.#dispatchPartition(partition)) busy = true;
         } catch (err) {
           // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
           // popped jobs stay in flight and are reclaimed.
@@ -80,89 +89,103 @@ export class Dispatcher {
     }
   }
 
-  /** A task message; a class first seen here (not configured at start) gets its schema registered. */
-  async #message(topic: string, record: HotRecord, epoch: number, nowMs: number): Promise<Message> {
-    if (!this.#registered.has(topic)) {
-      await this.#o.codec.register(topic, SCHEMAS.taskDispatch);
-      this.#registered.add(topic);
-    }
-    const headers: Record<string, string> = {
-      [HEADERS.jobId]: record.job_id,
-      [HEADERS.tenant]: record.tenant_id,
-      [HEADERS.epoch]: String(epoch),
-      [HEADERS.fence]: String(record.fence),
-      [HEADERS.attempt]: String(record.attempt),
-      [HEADERS.dueAt]: String(record.due_at),
-    };
-    if (record.traceparent) headers[HEADERS.traceparent] = record.traceparent;
-    return {
-      key: record.job_id,
-      value: await this.#o.codec.encode(topic, taskDispatch(record, epoch, nowMs)),
-      headers,
-    };
-  }
-
-  async #dispatchPartition(partition: number): Promise<number> {
+  /** Returns true when the partition had a full batch (more may be due). */
+  async #dispatchPartition(partition: number): Promise<boolean> {
     const epochP = this.#o.ownership.epoch(partition);
-    if (!epochP) return 0;
+    if (!epochP) return false;
     const epoch = await epochP;
     try {
-      const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, this.#o.batchSize);
-      if (jobs.length === 0) return 0;
-      const byTopic = new Map<string, { messages: Message[]; records: HotRecord[] }>();
-      const expired: HotRecord[] = [];
-      for (const job of jobs) {
-        const record = JSON.parse(job.record) as HotRecord;
-        // Deadline passed by Redis time: the job is not worth running any more.
-        if (record.deadline_at !== null && record.deadline_at < nowMs) {
-          expired.push(record);
-          continue;
-        }
-        const topic = this.#o.topics.tasks(record.resource_class);
-        const group = byTopic.get(topic) ?? { messages: [], records: [] };
-        byTopic.set(topic, group);
-        group.records.push(record);
-        group.messages.push(await this.#message(topic, record, epoch, nowMs));
-      }
-      if (expired.length > 0) {
-        await expireJobs(
-          this.#o.pool,
-          expired.map((r) => ({
-            jobId: r.job_id,
-            dueAt: new Date(r.due_at),
-            deadlineAt: new Date(r.deadline_at ?? 0),
-          })),
+      if (this.#o.modes.isFallback(partition)) {
+        const nowMs = await this.#o.hot.serverTimeMs();
+        const { sent, expired } = await dispatchFromPostgres(
+          this.#o,
+          partition,
+          epoch,
+          nowMs,
+          this.#o.preDispatchMs,
+          this.#o.batchSize,
         );
+        this.#report(sent, expired, nowMs);
+        return sent.length + expired.length >= this.#o.batchSize;
       }
-      // Each resource class on its own: a class whose topic is missing or failing keeps its jobs
-      // in flight (reclaimed and retried) without holding back the other classes' jobs.
-      const sent: HotRecord[] = [];
-      for (const [topic, group] of byTopic) {
-        try {
-          await this.#o.producer.send({ topic, acks: -1, messages: group.messages });
-          sent.push(...group.records);
-        } catch (err) {
-          this.#o.log.error(
-            { err, topic, jobs: group.records.length },
-            'dispatch to a task topic failed; will retry',
-          );
-        }
-      }
-      await this.#o.hot.ack(
-        partition,
-        epoch,
-        [...sent, ...expired].map((r) => ({ jobId: r.job_id, version: r.version })),
-      );
-      for (const r of expired) this.#o.onExpired?.(r);
-      this.#o.log.debug({ partition, epoch, jobs: jobs.length }, 'dispatched');
-      for (const r of sent) this.#o.onDispatched?.(r, nowMs);
-      return jobs.length;
+      return await this.#dispatchHot(partition, epoch);
     } catch (err) {
       if (isKairosError(err, 'STALE_EPOCH')) {
         await this.#o.ownership.onStale(partition, epoch);
-        return 0;
+        return false;
+      }
+      if (isKairosError(err, 'REDIS_OOM')) {
+        this.#o.onOom(partition);
+        return true;
       }
       throw err;
     }
+  }
+
+  async #dispatchHot(partition: number, epoch: number): Promise<boolean> {
+    const plan = await this.#o.release.plan();
+    const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, {
+      classes: plan.classes,
+      leadMs: this.#o.preDispatchMs,
+      quantum: this.#o.quantum,
+      weights: this.#o.tenantWeights,
+    });
+    const records = jobs.map((j) => JSON.parse(j.record) as HotRecord);
+    const perClass = new Map<string, number>();
+    for (const r of records) perClass.set(r.resource_class, (perClass.get(r.resource_class) ?? 0) + 1);
+    await this.#o.release.settle(plan, perClass);
+    if (records.length === 0) return false;
+
+    // Deadline passed by Redis time: the job is not worth running any more.
+    const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < nowMs);
+    const live = records.filter((r) => !expired.includes(r));
+    await expireJobs(
+      this.#o.pool,
+      expired.map((r) => ({
+        jobId: r.job_id,
+        dueAt: new Date(r.due_at),
+        deadlineAt: new Date(r.deadline_at ?? 0),
+      })),
+    );
+    // Each resource class on its own: a class whose topic is missing or failing keeps its jobs
+    // in flight (reclaimed and retried) without holding back the other classes' jobs.
+    const settled: HotRecord[] = [...expired];
+    const sent: HotRecord[] = [];
+    for (const [topic, group] of this.#o.messages.byTopic(live)) {
+      const messages = await Promise.all(group.map((r) => this.#o.messages.build(r, epoch, nowMs)));
+      try {
+        const claimed = await inTransaction(this.#o.pool, async (tx) => {
+          if (!(await holdPartitionEpoch(tx, partition, epoch))) {
+            throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
+          }
+          const ids = await claimForDispatch(
+            tx,
+            group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
+            new Date(nowMs),
+          );
+          const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
+          if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
+          return ids;
+        });
+        // Unclaimed jobs were cancelled, rescheduled or dispatched meanwhile: dropped here.
+        settled.push(...group);
+        sent.push(...group.filter((r) => claimed.has(r.job_id)));
+      } catch (err) {
+        if (isKairosError(err, 'STALE_EPOCH')) throw err;
+        this.#o.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
+      }
+    }
+    await this.#o.hot.ack(
+      partition,
+      epoch,
+      settled.map((r) => ({ jobId: r.job_id, version: r.version })),
+    );
+    this.#report(sent, expired, nowMs);
+    return plan.classes.some((c) => c.limit > 0 && (perClass.get(c.name) ?? 0) >= c.limit);
+  }
+
+  #report(sent: readonly HotRecord[], expired: readonly HotRecord[], nowMs: number): void {
+    for (const r of expired) this.#o.onExpired?.(r);
+    for (const r of sent) this.#o.onDispatched?.(r, nowMs);
   }
 }

@@ -5,20 +5,29 @@ import type { HotSet } from '@kairos/redis';
 import type { JobEventRecord } from '@kairos/schemas';
 import type { KafkaMessage } from 'kafkajs';
 import type { Ownership } from './ownership.js';
-import { hotRecord, type HotRecord } from './record.js';
+import type { PartitionModes } from './partition-modes.js';
+import { hotJob, hotRecord, type HotRecord } from './record.js';
+
+export interface EventApplierDeps {
+  readonly codec: AvroCodec;
+  readonly hot: HotSet;
+  readonly ownership: Ownership;
+  readonly modes: PartitionModes;
+  readonly log: Logger;
+  /** The lookahead window in force: jobs due later stay in PostgreSQL only. */
+  readonly windowMs: () => number;
+  readonly onOom: (partition: number) => void;
+  readonly onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
+}
 
 /**
  * Applies one kairos.job-events message to its partition's hot set. Returns false if this
- * instance no longer owns the partition (its epoch went stale), true otherwise.
+ * instance no longer owns the partition (its epoch went stale), true otherwise. A partition in
+ * PostgreSQL-only mode takes nothing from events: PostgreSQL already holds the job, and the hot
+ * set is rebuilt from it when Redis has memory again.
  */
 export async function applyJobEvent(
-  deps: {
-    codec: AvroCodec;
-    hot: HotSet;
-    ownership: Ownership;
-    log: Logger;
-    onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
-  },
+  deps: EventApplierDeps,
   topic: string,
   partition: number,
   message: KafkaMessage,
@@ -26,7 +35,7 @@ export async function applyJobEvent(
   const epochP = deps.ownership.epoch(partition);
   if (!epochP) return false;
   const epoch = await epochP;
-  if (!message.value) return true;
+  if (!message.value || deps.modes.isFallback(partition)) return true;
   let event: JobEventRecord;
   try {
     event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
@@ -40,13 +49,10 @@ export async function applyJobEvent(
     deps.log.debug({ partition, type: event.event_type, job: event.job_id, due: event.due_at }, 'job event');
     if (event.event_type === 'SCHEDULED') {
       const record = hotRecord(event, headerString(message.headers, 'traceparent') ?? null);
-      const added = await deps.hot.schedule(partition, epoch, {
-        jobId: event.job_id,
-        dueAtMs: event.due_at,
-        version: event.version,
-        record: JSON.stringify(record),
+      const outcome = await deps.hot.schedule(partition, epoch, hotJob(record), {
+        windowMs: deps.windowMs(),
       });
-      if (added) deps.onScheduled?.(record, Date.now());
+      if (outcome === 'added') deps.onScheduled?.(record, Date.now());
     } else {
       await deps.hot.cancel(partition, epoch, event.job_id, event.version);
     }
@@ -57,6 +63,10 @@ export async function applyJobEvent(
       // another instance owns the partition (then we stop acting for it).
       await deps.ownership.onStale(partition, epoch);
       return false;
+    }
+    if (isKairosError(err, 'REDIS_OOM')) {
+      deps.onOom(partition);
+      return true; // PostgreSQL holds the job; PostgreSQL-only dispatch runs it
     }
     throw err;
   }

@@ -3,10 +3,13 @@ import { createPool } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
 import { Redis } from 'ioredis';
+import { createAdminServer } from './admin-server.js';
 import { DelayTier } from './delay-tier.js';
+import { tierEnv } from './tier-env.js';
 
 runMain(async () => {
   const env = kairosEnv();
+  const tenv = tierEnv();
   const log = createLogger({
     component: 'delay-tier',
     level: env.logLevel,
@@ -27,12 +30,20 @@ runMain(async () => {
     topics: topicNames(env.topicPrefix),
     instanceId: env.instanceId,
     groupId: `${env.topicPrefix}kairos-delay-tier`,
+    resourceClasses: env.resourceClasses,
+    lookaheadMs: tenv.lookaheadMs,
+    minLookaheadMs: tenv.minLookaheadMs,
+    preDispatchMs: tenv.preDispatchMs,
+    tenantWeights: tenv.tenantWeights,
     log,
     onFatal: () => process.exit(1),
   });
   await tier.start();
-  log.info('delay tier started');
+  const admin = createAdminServer({ admin: tier.admin(), metrics: tier.metrics, log });
+  const adminUrl = await admin.listen({ host: tenv.adminHost, port: tenv.adminPort });
+  log.info({ adminUrl }, 'delay tier started');
   onShutdown(async () => {
+    await admin.close();
     await tier.stop();
     redis.disconnect();
     await pool.end();

@@ -1,9 +1,16 @@
-import { partitionOwner, scheduledJobsPage, takePartitionEpoch, type Pool } from '@kairos/db';
+import { isKairosError } from '@kairos/core';
+import { partitionOwner, takePartitionEpoch, type Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
-import { hotRecordFromJob } from './record.js';
 
-const REBUILD_PAGE = 1000;
+export interface OwnershipHooks {
+  /** Rebuilds the partition's hot set from PostgreSQL (Redis holds the epoch already). */
+  rebuild(partition: number, epoch: number): Promise<void>;
+  /** Redis refused a write for the partition: it runs PostgreSQL-only from now on. */
+  onOom(partition: number): void;
+  onEpoch?(partition: number, epoch: number): void;
+  onRevoked?(partition: number): void;
+}
 
 /**
  * The partitions this instance owns and the epoch it holds for each. On assignment it takes a
@@ -15,23 +22,43 @@ const REBUILD_PAGE = 1000;
 export class Ownership {
   readonly #epochs = new Map<number, Promise<number>>();
   readonly #recovering = new Map<number, Promise<void>>();
+  /** Epochs acquired (the promise settled), for status reports. */
+  readonly #held = new Map<number, number>();
   readonly #pool: Pool;
   readonly #hot: HotSet;
   readonly #owner: string;
   readonly #log: Logger;
+  readonly #hooks: OwnershipHooks;
+  #suspended = false;
 
-  constructor(pool: Pool, hot: HotSet, owner: string, log: Logger) {
+  constructor(pool: Pool, hot: HotSet, owner: string, log: Logger, hooks: OwnershipHooks) {
     this.#pool = pool;
     this.#hot = hot;
     this.#owner = owner;
     this.#log = log;
+    this.#hooks = hooks;
   }
 
   /** Applies a new assignment: takes epochs for new partitions, forgets revoked ones. */
   assign(partitions: readonly number[]): void {
     const wanted = new Set(partitions);
-    for (const p of this.#epochs.keys()) if (!wanted.has(p)) this.#epochs.delete(p);
+    for (const p of [...this.#epochs.keys()]) {
+      if (!wanted.has(p)) {
+        this.#epochs.delete(p);
+        this.#hooks.onRevoked?.(p);
+      }
+    }
     for (const p of wanted) if (!this.#epochs.has(p)) this.#start(p);
+    this.#suspended = false;
+  }
+
+  /**
+   * A rebalance started: dispatch nothing until the new assignment is known, so a partition
+   * moving away stops dispatching here before its new owner starts. (The PostgreSQL epoch row,
+   * held by every dispatch transaction, enforces the same even if this notice comes late.)
+   */
+  suspend(): void {
+    this.#suspended = true;
   }
 
   /** The epoch held for a partition (awaiting its acquisition), or undefined if not owned. */
@@ -39,8 +66,18 @@ export class Ownership {
     return this.#epochs.get(partition);
   }
 
+  /** The epoch held for a partition once acquired; undefined while taking it or when not owned. */
+  heldEpoch(partition: number): number | undefined {
+    return this.#epochs.has(partition) ? this.#held.get(partition) : undefined;
+  }
+
   owned(): number[] {
     return [...this.#epochs.keys()].sort((a, b) => a - b);
+  }
+
+  /** Owned partitions that may dispatch now (none during a rebalance). */
+  dispatchable(): number[] {
+    return this.#suspended ? [] : this.owned();
   }
 
   /**
@@ -62,12 +99,11 @@ export class Ownership {
     const durable = await partitionOwner(this.#pool, partition);
     if (
       durable?.owner === this.#owner &&
-      durable.epoch === epoch &&
+      Number(durable.epoch) === epoch &&
       (await this.#hot.currentEpoch(partition)) === undefined
     ) {
       this.#log.warn({ partition, epoch }, 'Redis lost the partition state; rebuilding it from PostgreSQL');
-      await this.#hot.setEpoch(partition, epoch);
-      await this.#rebuild(partition, epoch);
+      await this.#install(partition, epoch);
       return;
     }
     this.#log.warn(
@@ -75,6 +111,19 @@ export class Ownership {
       'partition epoch is stale: another instance owns it',
     );
     this.#epochs.delete(partition);
+    this.#hooks.onRevoked?.(partition);
+  }
+
+  /** Writes the epoch to Redis and rebuilds; under Redis OOM the partition goes PostgreSQL-only. */
+  async #install(partition: number, epoch: number): Promise<void> {
+    try {
+      await this.#hot.setEpoch(partition, epoch);
+      await this.#hooks.rebuild(partition, epoch);
+    } catch (err) {
+      if (!isKairosError(err, 'REDIS_OOM') && !/\bOOM\b/.test(String((err as Error).message))) throw err;
+      this.#log.warn({ partition, epoch }, 'Redis is out of memory: partition runs PostgreSQL-only');
+      this.#hooks.onOom(partition);
+    }
   }
 
   #start(partition: number): void {
@@ -89,8 +138,9 @@ export class Ownership {
         const epoch = await takePartitionEpoch(this.#pool, partition, this.#owner);
         // Revoked while we waited: a newer owner may already be writing; do not touch Redis.
         if (!stillMine()) throw new Error(`partition ${partition} was revoked while taking its epoch`);
-        await this.#hot.setEpoch(partition, epoch);
-        await this.#rebuild(partition, epoch);
+        this.#hooks.onEpoch?.(partition, epoch);
+        await this.#install(partition, epoch);
+        this.#held.set(partition, epoch);
         return epoch;
       } catch (err) {
         if (!stillMine()) throw err;
@@ -98,32 +148,5 @@ export class Ownership {
         await new Promise((r) => setTimeout(r, delay));
       }
     }
-  }
-
-  /** Puts every SCHEDULED job of the partition into its hot set, in bounded pages by due time. */
-  async #rebuild(partition: number, epoch: number): Promise<number> {
-    let after: { dueAt: Date; id: string } | null = null;
-    let added = 0;
-    const t0 = Date.now();
-    for (;;) {
-      const page = await scheduledJobsPage(this.#pool, partition, after, REBUILD_PAGE);
-      const results = await Promise.all(
-        page.map((job) =>
-          this.#hot.schedule(partition, epoch, {
-            jobId: job.id,
-            dueAtMs: job.dueAt.getTime(),
-            version: job.version,
-            record: JSON.stringify(hotRecordFromJob(job)),
-          }),
-        ),
-      );
-      added += results.filter(Boolean).length;
-      const last = page.at(-1);
-      if (!last || page.length < REBUILD_PAGE) break;
-      after = { dueAt: last.dueAt, id: last.id };
-    }
-    if (added > 0)
-      this.#log.info({ partition, epoch, added, ms: Date.now() - t0 }, 'hot set rebuilt from PostgreSQL');
-    return added;
   }
 }

@@ -1,4 +1,5 @@
 import type { Job } from '@kairos/core';
+import type { HotJob } from '@kairos/redis';
 import type { JobEventRecord, TaskDispatchRecord } from '@kairos/schemas';
 
 /** What the hot set keeps per job: everything a dispatch needs, so dispatching reads no database. */
@@ -73,5 +74,17 @@ export function hotRecordFromJob(job: Job): HotRecord {
     shard: job.shard,
     version: job.version,
     traceparent: null,
+  };
+}
+
+/** The hot-set entry of a record: where it queues (class, tenant), when, at which version. */
+export function hotJob(r: HotRecord): HotJob {
+  return {
+    jobId: r.job_id,
+    dueAtMs: r.due_at,
+    version: r.version,
+    resourceClass: r.resource_class,
+    tenant: r.tenant_id,
+    record: JSON.stringify(r),
   };
 }

@@ -1,6 +1,7 @@
 import {
   KairosError,
   parseCreateJob,
+  parseReschedule,
   shardOf,
   type FieldError,
   type Job,
@@ -15,6 +16,7 @@ import {
   idempotencyMapKey,
   inTransaction,
   insertJobs,
+  rescheduleScheduledJob,
   writeOutbox,
   type NewJobRow,
   type Pool,
@@ -188,6 +190,48 @@ export class JobCommands {
         ),
       ]);
       return cancelled;
+    });
+  }
+
+  /**
+   * Moves a SCHEDULED job to a new due time (body: due_at or delay_ms, optional deadline_at; see
+   * parseReschedule) and writes a SCHEDULED event with the bumped version, which replaces the
+   * job's hot-set entry. A job in any other state is a CONFLICT naming that state.
+   */
+  async rescheduleJob(id: string, body: unknown, ctx: CreateContext = {}): Promise<Job> {
+    assertUuid(id);
+    // Validated against the job as read now (its deadline is kept unless the body replaces it);
+    // the conditional UPDATE below then refuses the change if the job left SCHEDULED meanwhile.
+    const current = await findJob(this.#o.pool, id);
+    if (!current) throw new KairosError('NOT_FOUND', `no job ${id}`);
+    const parsed = parseReschedule(body, this.#now(), this.#o.limits, current);
+    if (!parsed.ok) {
+      throw new KairosError('VALIDATION', `${parsed.errors.length} invalid field(s)`, {
+        fields: parsed.errors,
+      });
+    }
+    const { dueAt, deadlineAt } = parsed.value;
+    return inTransaction(this.#o.pool, async (tx) => {
+      const rescheduled = await rescheduleScheduledJob(tx, id, dueAt, deadlineAt);
+      if (!rescheduled) {
+        const job = await findJob(tx, id);
+        if (!job) throw new KairosError('NOT_FOUND', `no job ${id}`);
+        throw new KairosError(
+          'CONFLICT',
+          `job ${id} is ${job.state}; only a SCHEDULED job can be rescheduled`,
+        );
+      }
+      await writeOutbox(tx, [
+        await jobEventOutboxRow(
+          this.#o.codec,
+          this.#o.jobEventsTopic,
+          'SCHEDULED',
+          rescheduled,
+          this.#now(),
+          ctx.traceparent ?? null,
+        ),
+      ]);
+      return rescheduled;
     });
   }
 

@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   STALE_EPOCH: { retriable: false, status: 409 },
   UNDECODABLE: { retriable: false, status: 400 },
   DEPENDENCY_UNAVAILABLE: { retriable: true, status: 503 },
+  // Redis refused a write at maxmemory (noeviction): the delay tier falls back to PostgreSQL.
+  REDIS_OOM: { retriable: true, status: 503 },
   CONFIG: { retriable: false, status: 500 },
 } as const;
 

@@ -3,3 +3,4 @@ export { migrate, loadMigrations, ensureJobPartitions, type Migration } from './
 export * from './jobs.js';
 export * from './tracking.js';
 export * from './epochs.js';
+export * from './dispatch.js';

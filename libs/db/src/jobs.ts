@@ -33,7 +33,7 @@ export interface OutboxRow {
   readonly traceparent: string | null;
 }
 
-interface JobDbRow {
+export interface JobDbRow {
   id: string;
   tenant_id: string;
   idempotency_key: string | null;
@@ -207,24 +207,54 @@ export async function cancelScheduledJob(db: Queryable, id: string): Promise<Job
 }
 
 /**
- * One bounded page of a shard's SCHEDULED jobs in due order, after the (dueAt, id) cursor: the
- * (shard, due_at) partial index serves it without a full scan.
+ * One bounded page of a shard's SCHEDULED jobs in due order, after the (dueAt, id) cursor and
+ * due by `until` (the lookahead horizon): the (shard, due_at) partial index serves it without a
+ * full scan.
  */
 export async function scheduledJobsPage(
   db: Queryable,
   shard: number,
   after: { dueAt: Date; id: string } | null,
   limit: number,
+  until: Date | null = null,
 ): Promise<Job[]> {
   const r = await db.query<JobDbRow>(
     `SELECT * FROM jobs
      WHERE shard = $1 AND state = 'SCHEDULED'
        AND ($2::timestamptz IS NULL OR (due_at, id) > ($2::timestamptz, $3::uuid))
+       AND ($5::timestamptz IS NULL OR due_at <= $5::timestamptz)
      ORDER BY due_at, id
      LIMIT $4`,
-    [shard, after?.dueAt ?? null, after?.id ?? null, limit],
+    [shard, after?.dueAt ?? null, after?.id ?? null, limit, until],
   );
   return r.rows.map(toJob);
+}
+
+/**
+ * Moves a SCHEDULED job to a new due time (and deadline): bumps its version so the hot tier
+ * replaces the old entry, and returns the updated job, or undefined when it is not SCHEDULED.
+ * The row may move to another monthly partition (due_at is the partition key).
+ */
+export async function rescheduleScheduledJob(
+  db: Queryable,
+  id: string,
+  dueAt: Date,
+  deadlineAt: Date | null,
+): Promise<Job | undefined> {
+  const r = await db.query<JobDbRow>(
+    `UPDATE jobs SET due_at = $2, deadline_at = $3, version = version + 1, updated_at = now()
+     WHERE id = $1 AND state = 'SCHEDULED' RETURNING *`,
+    [id, dueAt, deadlineAt],
+  );
+  const job = r.rows[0] ? toJob(r.rows[0]) : undefined;
+  if (job?.idempotencyKey) {
+    await db.query('UPDATE job_idempotency SET due_at = $3 WHERE tenant_id = $1 AND idempotency_key = $2', [
+      job.tenantId,
+      job.idempotencyKey,
+      dueAt,
+    ]);
+  }
+  return job;
 }
 
 /** The owner and epoch PostgreSQL holds for a job-events partition. */

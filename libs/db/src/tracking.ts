@@ -62,7 +62,9 @@ export async function recordDispatches(db: Queryable, records: readonly Dispatch
                        -- A result seen first set a provisional time (its start): the dispatch's own wins.
                        dispatched_at = LEAST(j.dispatched_at, d.dispatched_at), updated_at = now()
      FROM ${rows}
-     WHERE j.id = d.job_id AND j.due_at = d.due_at AND j.fence <= d.fence`,
+     WHERE j.id = d.job_id AND j.due_at = d.due_at AND j.fence <= d.fence
+       -- The dispatcher usually marked it QUEUED already: then the row is not rewritten.
+       AND (j.state = 'SCHEDULED' OR j.dispatched_at IS NULL OR j.dispatched_at > d.dispatched_at)`,
     params,
   );
   await db.query(

@@ -1,1 +1,9 @@
 export { createLogger, silentLogger, type Logger, type LoggerConfig } from './logger.js';
+export {
+  createDelayTierMetrics,
+  OTHER_TENANT,
+  type DelayTierMetrics,
+  type DelayTierMetricsOptions,
+  type DispatchLagMetric,
+  type Registry,
+} from './metrics.js';

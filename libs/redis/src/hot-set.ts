@@ -12,39 +12,106 @@ export interface HotSetOptions {
   readonly reclaimAfterMs?: number;
 }
 
+export interface HotJob {
+  readonly jobId: string;
+  readonly dueAtMs: number;
+  readonly version: number;
+  readonly resourceClass: string;
+  readonly tenant: string;
+  /** The dispatch record (JSON); must hold `resource_class`, `tenant_id` and `version`. */
+  readonly record: string;
+}
+
+export type ScheduleOutcome = 'added' | 'ignored' | 'deferred';
+
+export interface ScheduleOptions {
+  /** Jobs due later than Redis time + this stay out of the hot set. Default: unbounded. */
+  readonly windowMs?: number;
+  /** 'hydrate' re-adds a version seen before but absent (deferred, trimmed). Default: 'event'. */
+  readonly mode?: 'event' | 'hydrate';
+}
+
+export interface PopOptions {
+  /** Classes in release order (put `critical` first), each with the most jobs to pop now. */
+  readonly classes: readonly { readonly name: string; readonly limit: number }[];
+  /** Release jobs due up to this long ahead (pre-dispatch). Default: 0. */
+  readonly leadMs?: number;
+  /** Jobs per tenant per round-robin pass at weight 1. Default: 16. */
+  readonly quantum?: number;
+  /** Tenants considered per class per call. Default: 256. */
+  readonly maxTenants?: number;
+  /** Most reclaimed in-flight entries per call. Default: 500. */
+  readonly maxReclaim?: number;
+  /** Tenant weights (others weigh 1). */
+  readonly weights?: ReadonlyMap<string, number>;
+}
+
 export interface PoppedJob {
   readonly jobId: string;
   readonly record: string;
 }
 
-function rethrowStale(err: unknown, partition: number, epoch: number): never {
+export interface HotStats {
+  /** Jobs held (waiting and in flight). */
+  readonly jobs: number;
+  readonly inflight: number;
+  /** Due time of the oldest waiting job, ms; undefined when none waits. */
+  readonly oldestDueMs: number | undefined;
+}
+
+/** Redis answers a write refused at maxmemory with an error starting `OOM`. */
+function isOom(err: unknown): boolean {
+  return err instanceof Error && /\bOOM\b/.test(err.message);
+}
+
+function rethrow(err: unknown, partition: number, epoch: number): never {
   if (err instanceof Error && err.message.includes('STALE_EPOCH')) {
     throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`, {
+      cause: err,
+    });
+  }
+  if (isOom(err)) {
+    throw new KairosError('REDIS_OOM', `Redis refused a write for partition ${partition}: out of memory`, {
       cause: err,
     });
   }
   throw err;
 }
 
+const SCHEDULE_OUTCOME: Record<number, ScheduleOutcome> = { 0: 'ignored', 1: 'added', 2: 'deferred' };
+
 /**
  * The per-partition hot set in Redis. Every mutation runs as one Lua script that first checks the
- * caller's partition epoch; a stale owner gets a STALE_EPOCH KairosError and changes nothing.
+ * caller's partition epoch; a stale owner gets a STALE_EPOCH KairosError and changes nothing; a
+ * write refused at maxmemory is a REDIS_OOM KairosError and changes nothing either.
  */
 export class HotSet {
   readonly #redis: Redis & KairosScripts;
   readonly #prefix: string;
   readonly #ttl: number;
   readonly #reclaimAfterMs: number;
+  /** The client's own key prefix: ioredis adds it to KEYS, but not to the base passed in ARGV. */
+  readonly #clientPrefix: string;
 
   constructor(redis: Redis, options: HotSetOptions = {}) {
     this.#redis = withScripts(redis);
     this.#prefix = options.keyPrefix ?? '';
+    this.#clientPrefix = redis.options.keyPrefix ?? '';
     this.#ttl = options.versionTtlSeconds ?? 7 * 24 * 3600;
     this.#reclaimAfterMs = options.reclaimAfterMs ?? 30_000;
   }
 
+  #base(k: PartitionKeys): string {
+    return this.#clientPrefix + k.base;
+  }
+
   keys(partition: number): PartitionKeys {
     return partitionKeys(this.#prefix, partition);
+  }
+
+  /** Redis server time, ms: the clock every due decision uses. */
+  async serverTimeMs(): Promise<number> {
+    return this.#redis.serverTime();
   }
 
   /**
@@ -64,26 +131,32 @@ export class HotSet {
   async schedule(
     partition: number,
     epoch: number,
-    job: { jobId: string; dueAtMs: number; version: number; record: string },
-  ): Promise<boolean> {
+    job: HotJob,
+    options: ScheduleOptions = {},
+  ): Promise<ScheduleOutcome> {
     const k = this.keys(partition);
     try {
       const r = await this.#redis.kairosSchedule(
-        k.due,
-        k.jobs,
-        k.version(job.jobId),
         k.epoch,
+        k.jobs,
         k.inflight,
+        k.version(job.jobId),
+        k.classes,
         epoch,
         job.jobId,
         job.dueAtMs,
         job.version,
         job.record,
         this.#ttl,
+        this.#base(k),
+        job.resourceClass,
+        job.tenant,
+        options.windowMs ?? Number.MAX_SAFE_INTEGER,
+        options.mode ?? 'event',
       );
-      return r === 1;
+      return SCHEDULE_OUTCOME[r] ?? 'ignored';
     } catch (err) {
-      rethrowStale(err, partition, epoch);
+      rethrow(err, partition, epoch);
     }
   }
 
@@ -91,42 +164,62 @@ export class HotSet {
     const k = this.keys(partition);
     try {
       const r = await this.#redis.kairosCancel(
-        k.due,
+        k.epoch,
         k.jobs,
         k.inflight,
         k.version(jobId),
-        k.epoch,
         epoch,
         jobId,
         version,
         this.#ttl,
+        this.#base(k),
       );
       return r === 1;
     } catch (err) {
-      rethrowStale(err, partition, epoch);
+      rethrow(err, partition, epoch);
     }
   }
 
-  /** Pops up to `limit` jobs due by Redis time; returns that time too (the dispatch time). */
+  /** Pops due jobs by Redis time, fairly across tenants, per class; returns that time too. */
   async popDue(
     partition: number,
     epoch: number,
-    limit: number,
+    options: PopOptions,
   ): Promise<{ nowMs: number; jobs: PoppedJob[] }> {
     const k = this.keys(partition);
+    const weights = [...(options.weights ?? new Map<string, number>())];
+    const bad = [
+      ...(options.quantum !== undefined && !(Number.isInteger(options.quantum) && options.quantum >= 1)
+        ? [{ field: 'quantum', message: 'must be an integer >= 1' }]
+        : []),
+      ...weights
+        .filter(([, w]) => !(Number.isInteger(w) && w >= 1))
+        .map(([t]) => ({ field: `weights.${t}`, message: 'must be an integer >= 1' })),
+      ...options.classes
+        .filter((c) => !(Number.isInteger(c.limit) && c.limit >= 0))
+        .map((c) => ({ field: `classes.${c.name}.limit`, message: 'must be an integer >= 0' })),
+    ];
+    if (bad.length > 0) throw new KairosError('VALIDATION', 'invalid pop options', { fields: bad });
     let raw: (string | number)[];
     try {
       raw = await this.#redis.kairosPopDue(
-        k.due,
+        k.epoch,
         k.jobs,
         k.inflight,
-        k.epoch,
         epoch,
-        limit,
+        this.#base(k),
+        options.leadMs ?? 0,
         this.#reclaimAfterMs,
+        options.quantum ?? 16,
+        options.maxTenants ?? 256,
+        options.maxReclaim ?? 500,
+        options.classes.length,
+        ...options.classes.flatMap((c) => [c.name, c.limit]),
+        weights.length,
+        ...weights.flat(),
       );
     } catch (err) {
-      rethrowStale(err, partition, epoch);
+      rethrow(err, partition, epoch);
     }
     const jobs: PoppedJob[] = [];
     for (let i = 1; i + 1 < raw.length; i += 2)
@@ -134,7 +227,7 @@ export class HotSet {
     return { nowMs: Number(raw[0]), jobs };
   }
 
-  /** Forgets dispatched jobs (Kafka acknowledged them); a newer version of a job is kept. */
+  /** Forgets dispatched (or dropped) jobs; a newer version of a job is kept. */
   async ack(
     partition: number,
     epoch: number,
@@ -151,14 +244,64 @@ export class HotSet {
         ...jobs.flatMap((j) => [j.jobId, j.version]),
       );
     } catch (err) {
-      rethrowStale(err, partition, epoch);
+      rethrow(err, partition, epoch);
     }
   }
 
-  /** Jobs waiting in the hot set of a partition (for metrics and tests). */
-  async size(partition: number): Promise<{ due: number; inflight: number }> {
+  /** Drops entries due after Redis time + windowMs, in bounded steps; returns how many. */
+  async trim(partition: number, epoch: number, windowMs: number, step = 1000): Promise<number> {
     const k = this.keys(partition);
-    const [due, inflight] = await Promise.all([this.#redis.zcard(k.due), this.#redis.zcard(k.inflight)]);
-    return { due, inflight };
+    let total = 0;
+    try {
+      for (;;) {
+        const n = await this.#redis.kairosTrim(
+          k.epoch,
+          k.jobs,
+          k.classes,
+          epoch,
+          this.#base(k),
+          windowMs,
+          step,
+        );
+        total += n;
+        if (n < step) return total;
+      }
+    } catch (err) {
+      rethrow(err, partition, epoch);
+    }
+  }
+
+  /** Drops the partition's whole hot set (keeps its epoch); returns how many jobs it held. */
+  async clear(partition: number, epoch: number): Promise<number> {
+    const k = this.keys(partition);
+    try {
+      return await this.#redis.kairosClearPartition(
+        k.epoch,
+        k.jobs,
+        k.inflight,
+        k.classes,
+        epoch,
+        this.#base(k),
+      );
+    } catch (err) {
+      rethrow(err, partition, epoch);
+    }
+  }
+
+  async stats(partition: number): Promise<HotStats> {
+    const k = this.keys(partition);
+    const [jobs = 0, inflight = 0, oldest = -1] = await this.#redis.kairosHotStats(
+      k.jobs,
+      k.inflight,
+      k.classes,
+      this.#base(k),
+    );
+    return { jobs, inflight, oldestDueMs: oldest < 0 ? undefined : oldest };
+  }
+
+  /** Jobs in the hot set of a partition: waiting (`due`) and in flight. */
+  async size(partition: number): Promise<{ due: number; inflight: number }> {
+    const s = await this.stats(partition);
+    return { due: s.jobs - s.inflight, inflight: s.inflight };
   }
 }

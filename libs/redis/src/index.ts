@@ -1,3 +1,13 @@
 export { withScripts, scriptSource, type KairosScripts, type ScriptName } from './scripts.js';
 export { partitionKeys, type PartitionKeys } from './keys.js';
-export { HotSet, type HotSetOptions, type PoppedJob } from './hot-set.js';
+export {
+  HotSet,
+  type HotSetOptions,
+  type HotJob,
+  type HotStats,
+  type PopOptions,
+  type PoppedJob,
+  type ScheduleOptions,
+  type ScheduleOutcome,
+} from './hot-set.js';
+export { RateLimiter, type RateLimiterOptions, type RateLimit } from './rate-limiter.js';

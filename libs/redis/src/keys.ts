@@ -1,22 +1,32 @@
 /**
  * Key layout of one job-events partition's hot state. Every key carries the hash tag `{p}`, so a
- * partition lives in one Redis Cluster slot and each script touches one slot.
+ * partition lives in one Redis Cluster slot and each script touches one slot. Per-class,
+ * per-tenant queues are derived inside the scripts from `base` (same slot): they are what makes
+ * release fair across tenants and keeps one class from waiting behind another.
  */
 export interface PartitionKeys {
-  readonly due: string;
+  /** Prefix of the derived keys: `<base>:q:<class>:<tenant>` and `<base>:ready:<class>`. */
+  readonly base: string;
   readonly jobs: string;
   readonly inflight: string;
   readonly epoch: string;
+  /** SET of the resource classes that have queues in this partition. */
+  readonly classes: string;
   version(jobId: string): string;
+  queue(resourceClass: string, tenant: string): string;
+  ready(resourceClass: string): string;
 }
 
 export function partitionKeys(prefix: string, partition: number): PartitionKeys {
   const base = `${prefix}kairos:{${partition}}`;
   return {
-    due: `${base}:due`,
+    base,
     jobs: `${base}:jobs`,
     inflight: `${base}:inflight`,
     epoch: `${base}:epoch`,
+    classes: `${base}:classes`,
     version: (jobId) => `${base}:v:${jobId}`,
+    queue: (resourceClass, tenant) => `${base}:q:${resourceClass}:${tenant}`,
+    ready: (resourceClass) => `${base}:ready:${resourceClass}`,
   };
 }

@@ -4,16 +4,22 @@ import type { Redis } from 'ioredis';
 
 /**
  * Every atomic state change is one Lua file in ./scripts with its KEYS/ARGV documented at the
- * top. This table says how many KEYS each takes; ioredis runs them with EVALSHA and falls back
- * to EVAL after a Redis restart emptied the script cache.
+ * top. This table says how many KEYS each takes (undefined: a variable number, passed by the
+ * caller as the first argument); ioredis runs them with EVALSHA and falls back to EVAL after a
+ * Redis restart emptied the script cache.
  */
 const SCRIPTS = {
   serverTime: { file: 'server-time.lua', numberOfKeys: 0 },
   kairosSchedule: { file: 'schedule.lua', numberOfKeys: 5 },
-  kairosCancel: { file: 'cancel.lua', numberOfKeys: 5 },
-  kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 4 },
+  kairosCancel: { file: 'cancel.lua', numberOfKeys: 4 },
+  kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 3 },
+  kairosTrim: { file: 'trim.lua', numberOfKeys: 3 },
+  kairosHotStats: { file: 'hot-stats.lua', numberOfKeys: 3 },
+  kairosClearPartition: { file: 'clear-partition.lua', numberOfKeys: 4 },
   kairosAck: { file: 'ack.lua', numberOfKeys: 3 },
   kairosSetEpoch: { file: 'set-epoch.lua', numberOfKeys: 1 },
+  kairosRateTake: { file: 'rate-take.lua', numberOfKeys: undefined },
+  kairosRateRefund: { file: 'rate-refund.lua', numberOfKeys: undefined },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
@@ -32,7 +38,14 @@ export interface KairosScripts {
   kairosCancel(...args: Arg[]): Promise<number>;
   kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
   kairosAck(...args: Arg[]): Promise<number>;
+  kairosTrim(...args: Arg[]): Promise<number>;
+  kairosHotStats(...args: Arg[]): Promise<number[]>;
+  kairosClearPartition(...args: Arg[]): Promise<number>;
   kairosSetEpoch(...args: Arg[]): Promise<number>;
+  /** numberOfKeys, then KEYS, then ARGV. */
+  kairosRateTake(numberOfKeys: number, ...args: Arg[]): Promise<number[]>;
+  /** numberOfKeys, then KEYS, then ARGV. */
+  kairosRateRefund(numberOfKeys: number, ...args: Arg[]): Promise<number>;
 }
 
 /** Defines every Kairos script as a command on the client (idempotent per client). */

@@ -1,0 +1,60 @@
+import { KairosError } from '@kairos/core';
+import {
+  expireJobs,
+  holdPartitionEpoch,
+  inTransaction,
+  lockDueJobs,
+  markQueued,
+  type Pool,
+} from '@kairos/db';
+import type { Producer } from 'kafkajs';
+import { hotRecordFromJob, type HotRecord } from './record.js';
+import type { TaskMessages } from './task-messages.js';
+
+export interface PgDispatchDeps {
+  readonly pool: Pool;
+  readonly producer: Producer;
+  readonly messages: TaskMessages;
+}
+
+/**
+ * PostgreSQL-only scheduling of one partition (Redis refused writes): due SCHEDULED jobs are read
+ * in bounded batches by due time, locked, produced, and marked QUEUED in one transaction, fenced
+ * by the partition epoch. A crash before the commit leaves them SCHEDULED: dispatched again, never
+ * lost; a cancel waits for the lock and then finds the job QUEUED.
+ */
+export async function dispatchFromPostgres(
+  deps: PgDispatchDeps,
+  partition: number,
+  epoch: number,
+  nowMs: number,
+  leadMs: number,
+  limit: number,
+): Promise<{ sent: HotRecord[]; expired: HotRecord[] }> {
+  return inTransaction(deps.pool, async (tx) => {
+    if (!(await holdPartitionEpoch(tx, partition, epoch))) {
+      throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
+    }
+    const records = (await lockDueJobs(tx, partition, new Date(nowMs + leadMs), limit)).map(hotRecordFromJob);
+    const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < nowMs);
+    const live = records.filter((r) => !expired.includes(r));
+    await expireJobs(
+      tx,
+      expired.map((r) => ({
+        jobId: r.job_id,
+        dueAt: new Date(r.due_at),
+        deadlineAt: new Date(r.deadline_at ?? 0),
+      })),
+    );
+    for (const [topic, group] of deps.messages.byTopic(live)) {
+      const messages = await Promise.all(group.map((r) => deps.messages.build(r, epoch, nowMs)));
+      await deps.producer.send({ topic, acks: -1, messages });
+    }
+    await markQueued(
+      tx,
+      live.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at) })),
+      new Date(nowMs),
+    );
+    return { sent: live, expired };
+  });
+}

@@ -1,0 +1,145 @@
+import { isKairosError } from '@kairos/core';
+import type { Logger } from '@kairos/observability';
+import type { HotSet } from '@kairos/redis';
+import type { Redis } from 'ioredis';
+import type { Hydrator } from './hydrator.js';
+import type { Lookahead } from './lookahead.js';
+import type { Ownership } from './ownership.js';
+import type { PartitionModes } from './partition-modes.js';
+
+export interface PreloaderOptions {
+  readonly redis: Redis;
+  readonly hot: HotSet;
+  readonly hydrator: Hydrator;
+  readonly ownership: Ownership;
+  readonly modes: PartitionModes;
+  readonly lookahead: Lookahead;
+  readonly log: Logger;
+  readonly intervalMs: number;
+  /** How often a partition in PostgreSQL-only mode checks whether Redis has memory again. */
+  readonly probeMs: number;
+  /** Redis must be below this share of maxmemory before a partition leaves PostgreSQL-only mode. */
+  readonly recoverBelow: number;
+  readonly onOom: (partition: number) => void;
+  readonly onHydrated?: (partition: number, jobs: number) => void;
+  readonly onRecovered?: (partition: number) => void;
+  /** Called once per round with each owned partition (metrics). */
+  readonly onRound?: (partitions: readonly number[]) => Promise<void>;
+}
+
+/**
+ * The pre-loader loop: every interval, each owned partition's hot set is topped up to the
+ * lookahead horizon (trimmed first if the window shrank), and each partition in PostgreSQL-only
+ * mode checks whether Redis has memory again, and if so is rebuilt and returns to hot mode.
+ */
+export class Preloader {
+  readonly #o: PreloaderOptions;
+  /** Window each partition was last hydrated with (to notice a shrink). */
+  readonly #windowOf = new Map<number, number>();
+  #lastProbe = 0;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(options: PreloaderOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  /** Run a round now (the window changed). */
+  nudge(): void {
+    this.#wake?.();
+  }
+
+  /** A new owner rebuilt the partition with this window. */
+  rebuilt(partition: number, windowMs: number): void {
+    this.#windowOf.set(partition, windowMs);
+  }
+
+  forget(partition: number): void {
+    this.#windowOf.delete(partition);
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      const owned = this.#o.ownership.owned();
+      const probe = Date.now() - this.#lastProbe >= this.#o.probeMs;
+      if (probe) this.#lastProbe = Date.now();
+      for (const partition of owned) {
+        if (!this.#running) break;
+        try {
+          if (this.#o.modes.isFallback(partition)) {
+            if (probe) await this.#tryRecover(partition);
+          } else {
+            await this.#topUp(partition);
+          }
+        } catch (err) {
+          if (isKairosError(err, 'REDIS_OOM')) this.#o.onOom(partition);
+          else if (!isKairosError(err, 'STALE_EPOCH'))
+            this.#o.log.error({ err, partition }, 'pre-loading failed; retrying next round');
+        }
+      }
+      await this.#o
+        .onRound?.(owned)
+        .catch((err: unknown) => this.#o.log.warn({ err }, 'metrics round failed'));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#o.intervalMs);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  async #topUp(partition: number): Promise<void> {
+    const epochP = this.#o.ownership.epoch(partition);
+    if (!epochP) return;
+    const epoch = await epochP;
+    const windowMs = this.#o.lookahead.effectiveMs;
+    const before = this.#windowOf.get(partition);
+    if (before !== undefined && windowMs < before) {
+      const dropped = await this.#o.hot.trim(partition, epoch, windowMs);
+      this.#o.hydrator.rewindTo(partition, (await this.#o.hot.serverTimeMs()) + windowMs);
+      this.#o.log.info({ partition, windowMs, dropped }, 'lookahead window shrank; hot set trimmed');
+    }
+    this.#windowOf.set(partition, windowMs);
+    const added = await this.#o.hydrator.run(partition, epoch, windowMs);
+    if (added > 0) this.#o.onHydrated?.(partition, added);
+  }
+
+  /** Redis below the threshold of maxmemory: rebuild the partition's hot set and leave fallback. */
+  async #tryRecover(partition: number): Promise<void> {
+    const epochP = this.#o.ownership.epoch(partition);
+    if (!epochP) return;
+    const epoch = await epochP;
+    const info = await this.#o.redis.info('memory');
+    const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+    const max = Number(/maxmemory:(\d+)/.exec(info)?.[1] ?? 0);
+    if (max > 0 && used >= max * this.#o.recoverBelow) return;
+    await this.#o.hot.setEpoch(partition, epoch);
+    // Entries left from before may be stale (cancelled or dispatched from PostgreSQL meanwhile).
+    await this.#o.hot.clear(partition, epoch);
+    this.#o.hydrator.reset(partition);
+    // Back to hot mode before hydrating: an event skipped until now belongs to a row committed
+    // before this point, which the hydration query sees; later events are applied again.
+    this.#o.modes.leaveFallback(partition);
+    const windowMs = this.#o.lookahead.effectiveMs;
+    const added = await this.#o.hydrator.run(partition, epoch, windowMs);
+    this.#windowOf.set(partition, windowMs);
+    this.#o.onHydrated?.(partition, added);
+    this.#o.onRecovered?.(partition);
+    this.#o.log.info({ partition, added }, 'Redis has memory again: partition back on its hot set');
+  }
+}

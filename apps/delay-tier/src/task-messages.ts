@@ -1,0 +1,55 @@
+import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
+import { SCHEMAS } from '@kairos/schemas';
+import type { Message } from 'kafkajs';
+import { taskDispatch, type HotRecord } from './record.js';
+
+/** Builds task messages; a class first seen here (not configured at start) gets its schema registered. */
+export class TaskMessages {
+  readonly #codec: AvroCodec;
+  readonly #topics: TopicNames;
+  /** Task topics whose schema this process registered (registration is idempotent, but a round trip). */
+  readonly #registered = new Set<string>();
+
+  constructor(codec: AvroCodec, topics: TopicNames) {
+    this.#codec = codec;
+    this.#topics = topics;
+  }
+
+  topic(record: HotRecord): string {
+    return this.#topics.tasks(record.resource_class);
+  }
+
+  async build(record: HotRecord, epoch: number, nowMs: number): Promise<Message> {
+    const topic = this.topic(record);
+    if (!this.#registered.has(topic)) {
+      await this.#codec.register(topic, SCHEMAS.taskDispatch);
+      this.#registered.add(topic);
+    }
+    const headers: Record<string, string> = {
+      [HEADERS.jobId]: record.job_id,
+      [HEADERS.tenant]: record.tenant_id,
+      [HEADERS.epoch]: String(epoch),
+      [HEADERS.fence]: String(record.fence),
+      [HEADERS.attempt]: String(record.attempt),
+      [HEADERS.dueAt]: String(record.due_at),
+    };
+    if (record.traceparent) headers[HEADERS.traceparent] = record.traceparent;
+    return {
+      key: record.job_id,
+      value: await this.#codec.encode(topic, taskDispatch(record, epoch, nowMs)),
+      headers,
+    };
+  }
+
+  /** Groups records by task topic, keeping their order. */
+  byTopic(records: readonly HotRecord[]): Map<string, HotRecord[]> {
+    const groups = new Map<string, HotRecord[]>();
+    for (const r of records) {
+      const topic = this.topic(r);
+      const g = groups.get(topic) ?? [];
+      groups.set(topic, g);
+      g.push(r);
+    }
+    return groups;
+  }
+}

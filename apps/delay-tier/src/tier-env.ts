@@ -1,0 +1,37 @@
+import { EnvError, intVar } from '@kairos/config';
+
+/** The delay tier's own settings, read from the environment at its entry point. */
+export interface TierEnv {
+  /** KAIROS_DELAY_TIER_ADMIN_PORT: admin and /metrics HTTP port, default 58091 (0 = random). */
+  readonly adminPort: number;
+  /** KAIROS_DELAY_TIER_ADMIN_HOST, default 127.0.0.1 (the admin API has no authentication). */
+  readonly adminHost: string;
+  /** KAIROS_LOOKAHEAD_MS, default 3,600,000 (60 min). */
+  readonly lookaheadMs: number;
+  /** KAIROS_MIN_LOOKAHEAD_MS (window under Redis memory pressure), default 60,000. */
+  readonly minLookaheadMs: number;
+  /** KAIROS_PRE_DISPATCH_MS (release this early; workers hold until due), default 0 (off). */
+  readonly preDispatchMs: number;
+  /** KAIROS_TENANT_WEIGHTS, `tenant=weight,...`, default none (every tenant weighs 1). */
+  readonly tenantWeights: Map<string, number>;
+}
+
+export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
+  const weights = new Map<string, number>();
+  for (const pair of (env.KAIROS_TENANT_WEIGHTS ?? '').split(',').filter((s) => s.trim() !== '')) {
+    const [tenant, w] = pair.split('=').map((s) => s.trim());
+    const weight = Number(w);
+    if (!tenant || !Number.isInteger(weight) || weight < 1 || weight > 1000) {
+      throw new EnvError(`KAIROS_TENANT_WEIGHTS entry "${pair}" must be tenant=<integer 1..1000>`);
+    }
+    weights.set(tenant, weight);
+  }
+  return {
+    adminPort: intVar(env, 'KAIROS_DELAY_TIER_ADMIN_PORT', 58091, 0, 65535),
+    adminHost: env.KAIROS_DELAY_TIER_ADMIN_HOST ?? '127.0.0.1',
+    lookaheadMs: intVar(env, 'KAIROS_LOOKAHEAD_MS', 3_600_000, 1000, 86_400_000),
+    minLookaheadMs: intVar(env, 'KAIROS_MIN_LOOKAHEAD_MS', 60_000, 1000, 86_400_000),
+    preDispatchMs: intVar(env, 'KAIROS_PRE_DISPATCH_MS', 0, 0, 60_000),
+    tenantWeights: weights,
+  };
+}

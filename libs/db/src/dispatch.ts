@@ -1,0 +1,82 @@
+import type pg from 'pg';
+import { toJob, type JobDbRow } from './jobs.js';
+import type { Job } from '@kairos/core';
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+export interface ClaimCandidate {
+  readonly jobId: string;
+  readonly dueAt: Date;
+  readonly version: number;
+}
+
+/**
+ * Holds the partition's epoch row for the rest of the transaction (FOR SHARE) and says whether
+ * `epoch` is still the current one. A new owner's takePartitionEpoch waits for this transaction,
+ * so a dispatch tagged with an epoch can never commit after that epoch was superseded.
+ */
+export async function holdPartitionEpoch(db: Queryable, partition: number, epoch: number): Promise<boolean> {
+  const r = await db.query<{ epoch: string }>(
+    'SELECT epoch FROM partition_epochs WHERE partition = $1 FOR SHARE',
+    [partition],
+  );
+  return r.rows[0] !== undefined && Number(r.rows[0].epoch) === epoch;
+}
+
+/**
+ * Claims popped jobs for dispatch inside the caller's transaction: only a job still SCHEDULED at
+ * the popped version becomes QUEUED. A cancel or reschedule committed first changed the version
+ * or state, so its job is not claimed; one that comes later waits on the row lock and then finds
+ * the job QUEUED. Rows are locked in id order, the order the tracker locks them in, so the two
+ * cannot deadlock. Returns the ids claimed.
+ */
+export async function claimForDispatch(
+  db: Queryable,
+  jobs: readonly ClaimCandidate[],
+  dispatchedAt: Date,
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const r = await db.query<{ id: string }>(
+    `WITH c AS (
+       SELECT j.id, j.due_at FROM jobs j
+       JOIN unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS p(id, due_at, version)
+         ON j.id = p.id AND j.due_at = p.due_at AND j.version = p.version
+       WHERE j.state = 'SCHEDULED'
+       ORDER BY j.id
+       FOR UPDATE OF j
+     )
+     UPDATE jobs j SET state = 'QUEUED', dispatched_at = $4, updated_at = now()
+     FROM c WHERE j.id = c.id AND j.due_at = c.due_at
+     RETURNING j.id`,
+    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), jobs.map((j) => j.version), dispatchedAt],
+  );
+  return new Set(r.rows.map((row) => row.id));
+}
+
+/**
+ * PostgreSQL-only scheduling (Redis refused writes): the shard's SCHEDULED jobs due by `until`,
+ * oldest first, locked for the caller's transaction; the (shard, due_at) partial index serves it.
+ */
+export async function lockDueJobs(db: Queryable, shard: number, until: Date, limit: number): Promise<Job[]> {
+  const r = await db.query<JobDbRow>(
+    `SELECT * FROM jobs WHERE shard = $1 AND state = 'SCHEDULED' AND due_at <= $2
+     ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED`,
+    [shard, until, limit],
+  );
+  return r.rows.map(toJob);
+}
+
+/** Marks jobs locked by lockDueJobs QUEUED (after Kafka acknowledged their dispatch). */
+export async function markQueued(
+  db: Queryable,
+  jobs: readonly { jobId: string; dueAt: Date }[],
+  dispatchedAt: Date,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  await db.query(
+    `UPDATE jobs j SET state = 'QUEUED', dispatched_at = $3, updated_at = now()
+     FROM unnest($1::uuid[], $2::timestamptz[]) AS q(id, due_at)
+     WHERE j.id = q.id AND j.due_at = q.due_at AND j.state = 'SCHEDULED'`,
+    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), dispatchedAt],
+  );
+}
