@@ -37,6 +37,21 @@ export interface DispatcherOptions {
 }
 
 /**
+ * Runs a claim transaction again when PostgreSQL reports a serialization failure (40001): a
+ * reschedule that moved a row to another monthly partition while the claim waited for its lock.
+ * Nothing was produced in the failed try (the produce happens after the claim).
+ */
+async function retryOnSerialization<T>(fn: () => Promise<T>, tries = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= tries || (err as { code?: string }).code !== '40001') throw err;
+    }
+  }
+}
+
+/**
  * The dispatch loop: for every owned partition, pops due jobs (on Redis time, epoch-checked,
  * fairly across tenants, per class within rate limits), claims them in PostgreSQL (only a job
  * still SCHEDULED at the popped version, only while the epoch is current), produces them to their
@@ -154,19 +169,21 @@ export class Dispatcher {
     for (const [topic, group] of this.#o.messages.byTopic(live)) {
       const messages = await Promise.all(group.map((r) => this.#o.messages.build(r, epoch, nowMs)));
       try {
-        const claimed = await inTransaction(this.#o.pool, async (tx) => {
-          if (!(await holdPartitionEpoch(tx, partition, epoch))) {
-            throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
-          }
-          const ids = await claimForDispatch(
-            tx,
-            group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
-            new Date(nowMs),
-          );
-          const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
-          if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
-          return ids;
-        });
+        const claimed = await retryOnSerialization(() =>
+          inTransaction(this.#o.pool, async (tx) => {
+            if (!(await holdPartitionEpoch(tx, partition, epoch))) {
+              throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
+            }
+            const ids = await claimForDispatch(
+              tx,
+              group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
+              new Date(nowMs),
+            );
+            const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
+            if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
+            return ids;
+          }),
+        );
         // Unclaimed jobs were cancelled, rescheduled or dispatched meanwhile: dropped here.
         settled.push(...group);
         sent.push(...group.filter((r) => claimed.has(r.job_id)));
