@@ -171,6 +171,8 @@ export class InProcessPipeline {
       registryUrl: this.#o.services.registryUrl,
       resourceClasses: this.#o.resourceClasses,
       topicPrefix: this.#o.prefix,
+      redisUrl: this.#o.services.redisUrl,
+      redisKeyPrefix: this.#o.prefix,
       concurrency: 50,
       logger: this.#log('worker'),
       ...options,

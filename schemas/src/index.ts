@@ -15,6 +15,7 @@ export const SCHEMAS = {
   jobEvent: load('job-event.avsc'),
   taskDispatch: load('task-dispatch.avsc'),
   taskResult: load('task-result.avsc'),
+  dlqEntry: load('dlq-entry.avsc'),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -65,9 +66,50 @@ export interface TaskResultRecord {
   epoch: number;
   shard: number;
   outcome: 'SUCCEEDED' | 'FAILED';
-  error: { error_class: string; message: string } | null;
+  error: TaskErrorRecord | null;
   worker_id: string;
   due_at: number;
   started_at: number;
   finished_at: number;
+}
+
+/**
+ * Why an attempt failed. `failure_class` is one of transient, throttled, permanent, ambiguous
+ * (a string so new classes can be added); `retry_after_ms` is set for throttled failures. Results
+ * written before these fields existed decode without them: readers treat that as ambiguous.
+ */
+export interface TaskErrorRecord {
+  error_class: string;
+  message: string;
+  failure_class: string;
+  retry_after_ms: number | null;
+}
+
+/** One failed attempt in a dead letter's error history. */
+export interface DlqAttemptErrorRecord {
+  attempt: number;
+  fence: number;
+  worker_id: string;
+  error_class: string;
+  failure_class: string;
+  message: string;
+  started_at: number;
+  finished_at: number;
+}
+
+/** A job that failed for good, on kairos.dlq.<resource class> (key = job id). */
+export interface DlqEntryRecord {
+  event_id: string;
+  job_id: string;
+  tenant_id: string;
+  job_type: string;
+  resource_class: string;
+  payload: string;
+  due_at: number;
+  attempts: number;
+  max_attempts: number;
+  failure_class: string;
+  reason: 'permanent' | 'exhausted';
+  error_history: DlqAttemptErrorRecord[];
+  failed_at: number;
 }

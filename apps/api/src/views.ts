@@ -14,6 +14,7 @@ export function jobView(job: Job) {
     deadline_at: iso(job.deadlineAt),
     idempotency_key: job.idempotencyKey,
     max_attempts: job.maxAttempts,
+    retry: { base_ms: job.retry.baseMs, cap_ms: job.retry.capMs, jitter_ms: job.retry.jitterMs },
     attempt: job.attempt,
     fence: job.fence,
     version: job.version,

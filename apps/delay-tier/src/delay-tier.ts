@@ -6,7 +6,7 @@ import {
   type DelayTierMetrics,
   type Logger,
 } from '@kairos/observability';
-import { HotSet, RateLimiter } from '@kairos/redis';
+import { HotSet, Leases, RateLimiter } from '@kairos/redis';
 import type { Redis } from 'ioredis';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { TierAdmin } from './admin.js';
@@ -17,6 +17,7 @@ import { Lookahead } from './lookahead.js';
 import { Ownership } from './ownership.js';
 import { PartitionModes } from './partition-modes.js';
 import { Preloader } from './preloader.js';
+import { Reaper } from './reaper.js';
 import type { HotRecord } from './record.js';
 import { Release } from './release.js';
 import { TaskMessages } from './task-messages.js';
@@ -58,6 +59,10 @@ export interface DelayTierOptions {
   readonly fallbackProbeMs?: number;
   /** Leave PostgreSQL-only mode once Redis uses less than this share of maxmemory. Default: 0.8. */
   readonly recoverBelow?: number;
+  /** How often expired leases of running attempts are reaped, ms. Default: 1,000. */
+  readonly reapIntervalMs?: number;
+  /** Called for every attempt whose lease expired (tests, metrics). */
+  readonly onReaped?: (jobId: string, fence: number) => void;
   /** Prometheus metrics. Default: a new registry. */
   readonly metrics?: DelayTierMetrics;
   readonly log?: Logger;
@@ -84,6 +89,7 @@ function checkOptions(o: DelayTierOptions): void {
   int('preDispatchMs', o.preDispatchMs, 0);
   int('tenantQuantum', o.tenantQuantum, 1);
   int('fallbackProbeMs', o.fallbackProbeMs, 10);
+  int('reapIntervalMs', o.reapIntervalMs, 10);
   for (const [tenant, w] of o.tenantWeights ?? []) int(`tenantWeights.${tenant}`, w, 1);
   if (o.recoverBelow !== undefined && !(o.recoverBelow > 0 && o.recoverBelow <= 1))
     throw new RangeError(`DelayTier option recoverBelow must be in (0, 1], got ${o.recoverBelow}`);
@@ -114,6 +120,8 @@ export class DelayTier {
   readonly #consumer: Consumer;
   readonly #producer: Producer;
   readonly #dispatcher: Dispatcher;
+  readonly #reaper: Reaper;
+  readonly #leases: Leases;
   readonly metrics: DelayTierMetrics;
 
   constructor(options: DelayTierOptions) {
@@ -179,8 +187,22 @@ export class DelayTier {
       onHydrated: (partition, n) => this.metrics.hydrated.inc({ partition: String(partition) }, n),
       onRound: (partitions) => this.#observe(partitions),
     });
-    this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-delay-tier' });
+    this.#leases = new Leases(options.redis, { keyPrefix });
     this.#producer = options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.#reaper = new Reaper({
+      leases: this.#leases,
+      ownership: this.#ownership,
+      modes: this.#modes,
+      pool: options.pool,
+      codec: options.codec,
+      producer: this.#producer,
+      taskResultsTopic: options.topics.taskResults,
+      log: this.#log,
+      intervalMs: options.reapIntervalMs ?? 1000,
+      batch: 200,
+      ...(options.onReaped ? { onReaped: options.onReaped } : {}),
+    });
+    this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-delay-tier' });
     this.#dispatcher = new Dispatcher({
       hot: this.#hot,
       ownership: this.#ownership,
@@ -210,6 +232,11 @@ export class DelayTier {
         this.#o.onExpired?.(record);
       },
     });
+  }
+
+  /** Leases of running attempts in this tier's Redis. */
+  get leases(): Leases {
+    return this.#leases;
   }
 
   get hotSet(): HotSet {
@@ -314,9 +341,11 @@ export class DelayTier {
     });
     this.#dispatcher.start();
     this.#preloader.start();
+    this.#reaper.start();
   }
 
   async stop(): Promise<void> {
+    await this.#reaper.stop();
     await this.#preloader.stop();
     await this.#dispatcher.stop();
     await this.#consumer.disconnect();

@@ -1,7 +1,8 @@
-import { kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { intVar, kairosEnv, onShutdown, runMain } from '@kairos/config';
 import { createPool } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
+import Fastify from 'fastify';
 import { Tracker } from './tracker.js';
 
 runMain(async () => {
@@ -24,8 +25,19 @@ runMain(async () => {
     onFatal: () => process.exit(1),
   });
   await tracker.start();
-  log.info('tracker started');
+  // Prometheus only (zombie_writes_suppressed_total, results, retries, dead letters).
+  const metrics = Fastify({ logger: false });
+  metrics.get('/metrics', async (_req, reply) =>
+    reply.type(tracker.metrics.contentType).send(await tracker.metrics.text()),
+  );
+  metrics.get('/healthz', () => ({ status: 'ok' }));
+  const metricsUrl = await metrics.listen({
+    host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
+    port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
+  });
+  log.info({ metricsUrl }, 'tracker started');
   onShutdown(async () => {
+    await metrics.close();
     await tracker.stop();
     await pool.end();
   });

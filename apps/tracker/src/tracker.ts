@@ -1,16 +1,27 @@
-import { isKairosError } from '@kairos/core';
+import { dlqOutboxRow, jobEventOutboxRow } from '@kairos/commands';
+import { decideRetry, isFailureClass, isKairosError, type FailureClass, type Job } from '@kairos/core';
 import {
+  failedAttempts,
+  failJobs,
   inTransaction,
   lockJobs,
   recordDispatches,
   recordResults,
+  retryJobs,
+  writeOutbox,
+  type AttemptError,
+  type CurrentFailure,
   type DispatchRecord,
+  type FailRecord,
+  type OutboxRow,
   type Pool,
+  type PoolClient,
   type ResultRecord,
+  type RetryRecord,
 } from '@kairos/db';
 import type { AvroCodec, TopicNames } from '@kairos/kafka';
-import { silentLogger, type Logger } from '@kairos/observability';
-import type { TaskDispatchRecord, TaskResultRecord } from '@kairos/schemas';
+import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
+import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
 
 export interface TrackerOptions {
@@ -27,25 +38,48 @@ export interface TrackerOptions {
   readonly onFatal?: (err: Error) => void;
   /** Called after each batch is durable (tests and metrics). */
   readonly onApplied?: (dispatches: number, results: number) => void;
+  /** Prometheus metrics (zombie_writes_suppressed_total, ...). Default: a new registry. */
+  readonly metrics?: TrackerMetrics;
+  /** Clock of retry due times and dead-letter times. Default: the system clock. */
+  readonly now?: () => Date;
+  /** Source of backoff jitter, in [0, 1). Default: Math.random. */
+  readonly random?: () => number;
 }
+
+/** A batch transaction that lost a race on a row moved between partitions (40001) or a deadlock (40P01) is redone. */
+const RETRIABLE_SQLSTATES = new Set(['40001', '40P01']);
+const MAX_TRANSACTION_TRIES = 5;
 
 /**
  * Tracks what happened to every job: dispatches (from the task topics) and attempt results
  * (from kairos.task-results) are applied to PostgreSQL one Kafka batch per transaction, fenced,
  * and offsets are committed only after that transaction commits.
+ *
+ * A failed current attempt is decided in that transaction by the job's retry policy and the
+ * failure's class: a retry makes the job SCHEDULED again (attempt, fence and version one higher,
+ * due after the backoff or the reported Retry-After) with its SCHEDULED event in the outbox, so the
+ * delay tier dispatches it like any job, durably; otherwise the job becomes FAILED and its dead
+ * letter, with the error of every attempt, goes through the outbox to kairos.dlq.<class>.
  */
 export class Tracker {
   readonly #o: TrackerOptions;
   readonly #log: Logger;
   readonly #consumer: Consumer;
+  readonly metrics: TrackerMetrics;
+  /** Dead-letter topics whose schema is registered (or being registered). */
+  readonly #dlqRegistered = new Map<string, Promise<number>>();
 
   constructor(options: TrackerOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger();
+    this.metrics = options.metrics ?? createTrackerMetrics();
     this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-tracker' });
   }
 
   async start(): Promise<void> {
+    // Retries write job events, dead letters DlqEntry records: both need their writer schemas.
+    await this.#o.codec.register(this.#o.topics.jobEvents, SCHEMAS.jobEvent);
+    for (const rc of this.#o.resourceClasses) await this.#registerDlq(rc);
     const taskTopics = this.#o.resourceClasses.map((rc) => this.#o.topics.tasks(rc));
     const resultsTopic = this.#o.topics.taskResults;
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
@@ -74,11 +108,7 @@ export class Tracker {
           if (batch.topic === resultsTopic) results.push(toResult(decoded as TaskResultRecord));
           else dispatches.push(toDispatch(decoded as TaskDispatchRecord));
         }
-        await inTransaction(this.#o.pool, async (tx) => {
-          await lockJobs(tx, [...dispatches.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
-          await recordDispatches(tx, dispatches);
-          await recordResults(tx, results);
-        });
+        await this.#apply(dispatches, results);
         this.#log.debug(
           { topic: batch.topic, dispatches: dispatches.length, results: results.length },
           'applied',
@@ -91,6 +121,167 @@ export class Tracker {
 
   async stop(): Promise<void> {
     await this.#consumer.disconnect();
+  }
+
+  /** One batch in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
+  async #apply(dispatches: readonly DispatchRecord[], results: readonly ResultRecord[]): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      try {
+        const applied = await inTransaction(this.#o.pool, async (tx) => {
+          await lockJobs(tx, [...dispatches.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
+          await recordDispatches(tx, dispatches);
+          const { failed, succeeded, suppressed } = await recordResults(tx, results);
+          return { ...(await this.#settle(tx, failed)), succeeded, suppressed };
+        });
+        // Counted once committed (a redone transaction would count twice).
+        const m = this.metrics;
+        if (applied.suppressed > 0) {
+          m.zombieWritesSuppressed.inc(applied.suppressed);
+          this.#log.warn({ suppressed: applied.suppressed }, 'results of superseded attempts suppressed');
+        }
+        if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
+        if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
+        for (const job of applied.dead) m.deadLettered.inc({ resource_class: job.resourceClass });
+        return;
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (tries >= MAX_TRANSACTION_TRIES || typeof code !== 'string' || !RETRIABLE_SQLSTATES.has(code))
+          throw err;
+        this.#log.debug({ err, tries }, 'batch transaction lost a race; redoing it');
+      }
+    }
+  }
+
+  /** Retries or fails each job whose current attempt failed, inside the batch's transaction. */
+  async #settle(
+    tx: PoolClient,
+    failures: readonly CurrentFailure[],
+  ): Promise<{ retried: number; dead: readonly Job[] }> {
+    if (failures.length === 0) return { retried: 0, dead: [] };
+    const now = this.#o.now?.() ?? new Date();
+    const random = this.#o.random ?? Math.random;
+    const retries: RetryRecord[] = [];
+    const fails: (FailRecord & { reason: 'permanent' | 'exhausted'; failureClass: FailureClass })[] = [];
+    for (const { job, result } of failures) {
+      const failureClass = isFailureClass(result.failureClass) ? result.failureClass : 'ambiguous';
+      const decision = decideRetry(
+        { maxAttempts: job.maxAttempts, ...job.retry },
+        job.attempt,
+        {
+          class: failureClass,
+          ...(result.retryAfterMs === null ? {} : { retryAfterMs: result.retryAfterMs }),
+        },
+        random,
+      );
+      const lastError = result.errorMessage;
+      if (decision.retry) {
+        retries.push({
+          jobId: job.id,
+          fence: job.fence,
+          dueAt: new Date(now.getTime() + decision.delayMs),
+          lastError,
+        });
+      } else {
+        fails.push({
+          jobId: job.id,
+          fence: job.fence,
+          startedAt: result.startedAt,
+          finishedAt: result.finishedAt,
+          lastError,
+          reason: decision.reason,
+          failureClass,
+        });
+      }
+    }
+    const outbox: OutboxRow[] = [];
+    const retried = await retryJobs(tx, retries);
+    for (const job of retried) {
+      outbox.push(
+        await jobEventOutboxRow(this.#o.codec, this.#o.topics.jobEvents, 'SCHEDULED', job, now, null),
+      );
+      this.#log.info(
+        { jobId: job.id, attempt: job.attempt, dueAt: job.dueAt.toISOString(), error: job.lastError },
+        'attempt failed; retry scheduled',
+      );
+    }
+    const failed = await failJobs(tx, fails);
+    const history = await failedAttempts(
+      tx,
+      failed.map((j) => j.id),
+    );
+    const how = new Map(fails.map((f) => [f.jobId, f]));
+    for (const job of failed) {
+      const f = how.get(job.id);
+      if (!f) continue;
+      outbox.push(await this.#deadLetter(job, f.reason, f.failureClass, history.get(job.id) ?? [], now));
+      this.#log.warn(
+        {
+          jobId: job.id,
+          attempts: job.attempt,
+          reason: f.reason,
+          failureClass: f.failureClass,
+          error: job.lastError,
+        },
+        'job failed; dead-lettered',
+      );
+    }
+    await writeOutbox(tx, outbox);
+    return { retried: retried.length, dead: failed };
+  }
+
+  async #deadLetter(
+    job: Job,
+    reason: 'permanent' | 'exhausted',
+    failureClass: FailureClass,
+    history: readonly AttemptError[],
+    now: Date,
+  ): Promise<OutboxRow> {
+    const topic = this.#o.topics.dlq(job.resourceClass);
+    // A class this tracker was not configured with (jobs outlive configuration changes).
+    await this.#registerDlq(job.resourceClass);
+    return dlqOutboxRow(
+      this.#o.codec,
+      topic,
+      {
+        job_id: job.id,
+        tenant_id: job.tenantId,
+        job_type: job.type,
+        resource_class: job.resourceClass,
+        payload: job.payload,
+        due_at: job.dueAt.getTime(),
+        attempts: job.attempt,
+        max_attempts: job.maxAttempts,
+        failure_class: failureClass,
+        reason,
+        error_history: history.map((a) => {
+          const finishedAt = a.finishedAt ?? a.startedAt ?? now;
+          return {
+            attempt: a.attempt,
+            fence: a.fence,
+            worker_id: a.workerId ?? '',
+            error_class: a.errorClass ?? '',
+            failure_class: a.failureClass ?? 'ambiguous',
+            message: a.message ?? '',
+            started_at: (a.startedAt ?? finishedAt).getTime(),
+            finished_at: finishedAt.getTime(),
+          };
+        }),
+        failed_at: now.getTime(),
+      },
+      null,
+    );
+  }
+
+  #registerDlq(resourceClass: string): Promise<number> {
+    const topic = this.#o.topics.dlq(resourceClass);
+    let registered = this.#dlqRegistered.get(topic);
+    if (!registered) {
+      registered = this.#o.codec.register(topic, SCHEMAS.dlqEntry);
+      // A failed registration (registry down) is tried again by the next batch.
+      registered.catch(() => this.#dlqRegistered.delete(topic));
+      this.#dlqRegistered.set(topic, registered);
+    }
+    return registered;
   }
 }
 
@@ -105,6 +296,12 @@ function toDispatch(d: TaskDispatchRecord): DispatchRecord {
   };
 }
 
+/** Results of workers older than failure classes carry none: ambiguous, the safe default. */
+function failureClassOf(r: TaskResultRecord): FailureClass {
+  const declared: unknown = r.error?.failure_class;
+  return isFailureClass(declared) ? declared : 'ambiguous';
+}
+
 function toResult(r: TaskResultRecord): ResultRecord {
   return {
     jobId: r.job_id,
@@ -115,6 +312,8 @@ function toResult(r: TaskResultRecord): ResultRecord {
     outcome: r.outcome,
     errorClass: r.error?.error_class ?? null,
     errorMessage: r.error?.message ?? null,
+    failureClass: r.outcome === 'FAILED' ? failureClassOf(r) : null,
+    retryAfterMs: r.error?.retry_after_ms ?? null,
     workerId: r.worker_id,
     startedAt: new Date(r.started_at),
     finishedAt: new Date(r.finished_at),

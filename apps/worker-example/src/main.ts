@@ -19,6 +19,7 @@ const worker = new Worker({
   registryUrl: env.KAIROS_REGISTRY_URL ?? 'http://127.0.0.1:58081/apis/ccompat/v7',
   resourceClasses: (env.KAIROS_RESOURCE_CLASSES ?? 'critical,default,cpu,io').split(','),
   topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
+  redisUrl: env.KAIROS_REDIS_URL ?? 'redis://127.0.0.1:56379',
   concurrency: Number(env.WORKER_CONCURRENCY ?? 20),
   logger: log,
 });

@@ -9,6 +9,8 @@ const worker = new Worker({
   registryUrl: env.registryUrl,
   resourceClasses: ['default'],
   topicPrefix: `b${env.namespace}.`,
+  redisUrl: env.redisUrl,
+  redisKeyPrefix: `b${env.namespace}.`,
   groupId: `b${env.namespace}.workers`,
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? '10'),
 });

@@ -1,7 +1,7 @@
 import type { Job } from '@kairos/core';
 import type { OutboxRow } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
-import type { JobEventRecord } from '@kairos/schemas';
+import type { DlqEntryRecord, JobEventRecord } from '@kairos/schemas';
 import { v7 as uuidv7 } from 'uuid';
 
 /** Outbox aggregatetype of job events; the connector routes it to `kairos.job-events`. */
@@ -71,6 +71,36 @@ export async function jobEventOutboxRow(
     jobId: job.id,
     tenantId: job.tenantId,
     dueAt: job.dueAt,
+    traceparent,
+  };
+}
+
+/** Outbox aggregatetype of a resource class's dead letters; the connector routes it to `kairos.dlq.<class>`. */
+export function dlqAggregate(resourceClass: string): string {
+  return `dlq.${resourceClass}`;
+}
+
+/**
+ * Serializes a dead letter (Avro, Confluent wire format, registered under `<topic>-value`) into
+ * the outbox row that carries it to `kairos.dlq.<class>`, keyed by the job id. Written in the
+ * transaction that marks the job FAILED, so the entry is published if and only if that commits.
+ */
+export async function dlqOutboxRow(
+  codec: AvroCodec,
+  topic: string,
+  entry: Omit<DlqEntryRecord, 'event_id'>,
+  traceparent: string | null,
+): Promise<OutboxRow> {
+  const id = uuidv7();
+  return {
+    id,
+    aggregateType: dlqAggregate(entry.resource_class),
+    aggregateId: entry.job_id,
+    type: 'JobDeadLettered',
+    payload: await codec.encode(topic, { event_id: id, ...entry } satisfies DlqEntryRecord),
+    jobId: entry.job_id,
+    tenantId: entry.tenant_id,
+    dueAt: new Date(entry.due_at),
     traceparent,
   };
 }

@@ -4,4 +4,10 @@ export {
   type CreateResult,
   type CreateContext,
 } from './job-commands.js';
-export { JOB_EVENTS_AGGREGATE, jobEventRecord } from './events.js';
+export {
+  JOB_EVENTS_AGGREGATE,
+  jobEventRecord,
+  jobEventOutboxRow,
+  dlqAggregate,
+  dlqOutboxRow,
+} from './events.js';

@@ -9,7 +9,7 @@ import {
   type JobSpec,
 } from '@kairos/core';
 import {
-  cancelScheduledJob,
+  cancelUnfinishedJob,
   claimIdempotencyKeys,
   findJob,
   findJobs,
@@ -169,15 +169,22 @@ export class JobCommands {
     return job;
   }
 
-  /** Cancels a SCHEDULED job; a job in any other state is a CONFLICT naming that state. */
+  /**
+   * Cancels a job that has not finished. A SCHEDULED one is simply dropped; a QUEUED one is
+   * discarded by the worker's check before it runs; a RUNNING one has its handler's signal aborted
+   * within a heartbeat. A finished job is a CONFLICT naming its state.
+   */
   async cancelJob(id: string, ctx: CreateContext = {}): Promise<Job> {
     assertUuid(id);
     return inTransaction(this.#o.pool, async (tx) => {
-      const cancelled = await cancelScheduledJob(tx, id);
+      const cancelled = await cancelUnfinishedJob(tx, id);
       if (!cancelled) {
         const job = await findJob(tx, id);
         if (!job) throw new KairosError('NOT_FOUND', `no job ${id}`);
-        throw new KairosError('CONFLICT', `job ${id} is ${job.state}; only a SCHEDULED job can be cancelled`);
+        throw new KairosError(
+          'CONFLICT',
+          `job ${id} is ${job.state}; only an unfinished job (SCHEDULED, QUEUED or RUNNING) can be cancelled`,
+        );
       }
       await writeOutbox(tx, [
         await jobEventOutboxRow(

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldError } from './errors.js';
 import type { JobSpec } from './job.js';
 import type { JobLimits } from './limits.js';
+import { DEFAULT_RETRY_BACKOFF, MAX_RETRY_DELAY_MS } from './retry.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
@@ -17,6 +18,14 @@ const createJobShape = z
     deadline_at: z.iso.datetime({ offset: true }).optional(),
     idempotency_key: z.string().min(1).max(256).optional(),
     max_attempts: z.number().int().min(1).optional(),
+    retry: z
+      .object({
+        base_ms: z.number().int().min(0).max(MAX_RETRY_DELAY_MS).optional(),
+        cap_ms: z.number().int().min(0).max(MAX_RETRY_DELAY_MS).optional(),
+        jitter_ms: z.number().int().min(0).max(MAX_RETRY_DELAY_MS).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -79,6 +88,13 @@ export function parseCreateJob(
     at('deadline_at', 'deadline_at is before the due time');
   const maxAttempts = r.max_attempts ?? limits.defaultMaxAttempts;
   if (maxAttempts > limits.maxAttemptsCeiling) at('max_attempts', `at most ${limits.maxAttemptsCeiling}`);
+  // A field left out takes its default, kept consistent with the fields given: the default cap
+  // never falls below a larger base, nor the default base above a smaller cap.
+  const given = r.retry ?? {};
+  const baseMs = given.base_ms ?? Math.min(DEFAULT_RETRY_BACKOFF.baseMs, given.cap_ms ?? Infinity);
+  const capMs = given.cap_ms ?? Math.max(DEFAULT_RETRY_BACKOFF.capMs, baseMs);
+  const jitterMs = given.jitter_ms ?? DEFAULT_RETRY_BACKOFF.jitterMs;
+  if (capMs < baseMs) at('retry.cap_ms', `cap_ms (${capMs}) must be at least base_ms (${baseMs})`);
   const payload = JSON.stringify(r.payload ?? {});
   const payloadBytes = new TextEncoder().encode(payload).length;
   if (payloadBytes > limits.maxPayloadBytes) {
@@ -96,6 +112,7 @@ export function parseCreateJob(
       deadlineAt,
       idempotencyKey: r.idempotency_key ?? null,
       maxAttempts,
+      retry: { baseMs, capMs, jitterMs },
     },
   };
 }

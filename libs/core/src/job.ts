@@ -1,3 +1,5 @@
+import type { RetryBackoff } from './retry.js';
+
 /** Job lifecycle states (DESIGN.md section 3). Terminal ones never change again. */
 export const JOB_STATES = [
   'SCHEDULED',
@@ -30,6 +32,8 @@ export interface JobSpec {
   readonly deadlineAt: Date | null;
   readonly idempotencyKey: string | null;
   readonly maxAttempts: number;
+  /** Backoff between attempts: min(cap, base · 2^(attempt−1) + random(0, jitter)). */
+  readonly retry: RetryBackoff;
 }
 
 /** A job as stored and as events describe it. */

@@ -27,6 +27,22 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   jitterMs: 1000,
 };
 
+/** The backoff part of a policy, stored with each job (its max attempts is a job field of its own). */
+export type RetryBackoff = Omit<RetryPolicy, 'maxAttempts'>;
+
+export const DEFAULT_RETRY_BACKOFF: RetryBackoff = {
+  baseMs: DEFAULT_RETRY_POLICY.baseMs,
+  capMs: DEFAULT_RETRY_POLICY.capMs,
+  jitterMs: DEFAULT_RETRY_POLICY.jitterMs,
+};
+
+/** Longest base, cap or jitter a job may ask for: 24 h. */
+export const MAX_RETRY_DELAY_MS = 24 * 3600_000;
+
+export function isFailureClass(value: unknown): value is FailureClass {
+  return typeof value === 'string' && (FAILURE_CLASSES as readonly string[]).includes(value);
+}
+
 export interface Failure {
   readonly class: FailureClass;
   /** For `throttled`: how long the dependency asked us to wait, ms. */

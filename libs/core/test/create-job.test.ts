@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { compileJobLimits, parseCreateJob } from '@kairos/core';
+import { compileJobLimits, DEFAULT_RETRY_BACKOFF, parseCreateJob } from '@kairos/core';
 
 const now = new Date('2026-11-29T12:00:00Z');
 const limits = compileJobLimits({ maxPayloadBytes: 100 });
@@ -19,8 +19,28 @@ describe('parseCreateJob', () => {
         deadlineAt: null,
         idempotencyKey: null,
         maxAttempts: 3,
+        retry: { baseMs: 1000, capMs: 300_000, jitterMs: 1000 },
       },
     });
+    expect(r.ok && r.value.retry).toEqual(DEFAULT_RETRY_BACKOFF);
+  });
+
+  test('retry sets the backoff; a field left out takes a default consistent with the others', () => {
+    const retry = (body: unknown) => {
+      const r = parseCreateJob({ ...ok, retry: body }, now, limits);
+      return r.ok ? r.value.retry : r.errors;
+    };
+    expect(retry({ base_ms: 200, cap_ms: 2000, jitter_ms: 0 })).toEqual({
+      baseMs: 200,
+      capMs: 2000,
+      jitterMs: 0,
+    });
+    expect(retry({})).toEqual(DEFAULT_RETRY_BACKOFF);
+    expect(retry({ jitter_ms: 5 })).toEqual({ ...DEFAULT_RETRY_BACKOFF, jitterMs: 5 });
+    // A base above the default cap raises the cap with it; a cap below the default base lowers it.
+    expect(retry({ base_ms: 600_000 })).toEqual({ baseMs: 600_000, capMs: 600_000, jitterMs: 1000 });
+    expect(retry({ cap_ms: 500 })).toEqual({ baseMs: 500, capMs: 500, jitterMs: 1000 });
+    expect(retry({ base_ms: 0, cap_ms: 0 })).toEqual({ baseMs: 0, capMs: 0, jitterMs: 1000 });
   });
 
   test('delay_ms and due_at set the due time', () => {
@@ -42,6 +62,14 @@ describe('parseCreateJob', () => {
     [{ ...ok, max_attempts: 1000 }, 'max_attempts'],
     [{ ...ok, payload: { big: 'x'.repeat(200) } }, 'payload'],
     [{ ...ok, colour: 'red' }, 'colour'],
+    [{ ...ok, retry: 5 }, 'retry'],
+    [{ ...ok, retry: null }, 'retry'],
+    [{ ...ok, retry: { base_ms: -1 } }, 'retry.base_ms'],
+    [{ ...ok, retry: { base_ms: 1.5 } }, 'retry.base_ms'],
+    [{ ...ok, retry: { cap_ms: '100' } }, 'retry.cap_ms'],
+    [{ ...ok, retry: { jitter_ms: 86_400_001 } }, 'retry.jitter_ms'],
+    [{ ...ok, retry: { base_ms: 2000, cap_ms: 1000 } }, 'retry.cap_ms'],
+    [{ ...ok, retry: { factor: 2 } }, 'retry.factor'],
   ])('rejects %j naming field %s', (input, field) => {
     const r = parseCreateJob(input, now, limits, 'jobs.2');
     expect(r.ok).toBe(false);

@@ -1,4 +1,4 @@
-import type { Job, JobState } from '@kairos/core';
+import { DEFAULT_RETRY_BACKOFF, type Job, type JobState, type RetryBackoff } from '@kairos/core';
 import type pg from 'pg';
 
 /** A job row as the command handlers insert it. */
@@ -12,6 +12,8 @@ export interface NewJobRow {
   readonly dueAt: Date;
   readonly deadlineAt: Date | null;
   readonly maxAttempts: number;
+  /** Backoff between attempts. Default: DEFAULT_RETRY_BACKOFF. */
+  readonly retry?: RetryBackoff;
   readonly routingKey: string;
   readonly shard: number;
 }
@@ -47,6 +49,9 @@ export interface JobDbRow {
   fence: number;
   attempt: number;
   max_attempts: number;
+  retry_base_ms: number;
+  retry_cap_ms: number;
+  retry_jitter_ms: number;
   routing_key: string;
   shard: number;
   created_at: Date;
@@ -71,6 +76,7 @@ export function toJob(r: JobDbRow): Job {
     fence: r.fence,
     attempt: r.attempt,
     maxAttempts: r.max_attempts,
+    retry: { baseMs: r.retry_base_ms, capMs: r.retry_cap_ms, jitterMs: r.retry_jitter_ms },
     routingKey: r.routing_key,
     shard: r.shard,
     createdAt: r.created_at,
@@ -133,15 +139,16 @@ export function idempotencyMapKey(tenantId: string, key: string): string {
 /** Inserts jobs in state SCHEDULED (one statement for the whole batch). */
 export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Promise<void> {
   if (rows.length === 0) return;
+  const retry = (r: NewJobRow) => r.retry ?? DEFAULT_RETRY_BACKOFF;
   await db.query(
     `INSERT INTO jobs (id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at,
-                       state, max_attempts, routing_key, shard)
+                       state, max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms)
      SELECT id, tenant_id, idempotency_key, type, resource_class, payload::jsonb, due_at, deadline_at,
-            'SCHEDULED', max_attempts, routing_key, shard
+            'SCHEDULED', max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms
      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-                 $8::timestamptz[], $9::int[], $10::text[], $11::int[])
+                 $8::timestamptz[], $9::int[], $10::text[], $11::int[], $12::int[], $13::int[], $14::int[])
        AS t(id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at, max_attempts,
-            routing_key, shard)`,
+            routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms)`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.tenantId),
@@ -154,6 +161,9 @@ export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Pro
       rows.map((r) => r.maxAttempts),
       rows.map((r) => r.routingKey),
       rows.map((r) => r.shard),
+      rows.map((r) => retry(r).baseMs),
+      rows.map((r) => retry(r).capMs),
+      rows.map((r) => retry(r).jitterMs),
     ],
   );
 }
@@ -198,10 +208,23 @@ export async function findJob(db: Queryable, id: string): Promise<Job | undefine
  * the updated job, or undefined when it is not SCHEDULED (the caller reports its state).
  */
 export async function cancelScheduledJob(db: Queryable, id: string): Promise<Job | undefined> {
+  return cancelJobIn(db, id, ['SCHEDULED']);
+}
+
+/**
+ * Cancels a job that has not finished: SCHEDULED, QUEUED (dispatched, waiting for a worker) or
+ * RUNNING. The version goes up; its event reaches the hot tier, where a worker's claim of a queued
+ * task and a running attempt's heartbeat see it (the task is discarded, the handler aborted).
+ */
+export async function cancelUnfinishedJob(db: Queryable, id: string): Promise<Job | undefined> {
+  return cancelJobIn(db, id, ['SCHEDULED', 'QUEUED', 'RUNNING']);
+}
+
+async function cancelJobIn(db: Queryable, id: string, states: readonly JobState[]): Promise<Job | undefined> {
   const r = await db.query<JobDbRow>(
     `UPDATE jobs SET state = 'CANCELLED', version = version + 1, finished_at = now(), updated_at = now()
-     WHERE id = $1 AND state = 'SCHEDULED' RETURNING *`,
-    [id],
+     WHERE id = $1 AND state = ANY($2::text[]) RETURNING *`,
+    [id, states],
   );
   return r.rows[0] ? toJob(r.rows[0]) : undefined;
 }

@@ -1,4 +1,6 @@
+import type { Job } from '@kairos/core';
 import type pg from 'pg';
+import { toJob, type JobDbRow } from './jobs.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -25,6 +27,10 @@ export interface ResultRecord {
   readonly outcome: 'SUCCEEDED' | 'FAILED';
   readonly errorClass: string | null;
   readonly errorMessage: string | null;
+  /** transient | throttled | permanent | ambiguous for a failure; null for a success. */
+  readonly failureClass: string | null;
+  /** For a throttled failure: the Retry-After the worker reported, ms. */
+  readonly retryAfterMs: number | null;
   readonly workerId: string;
   readonly startedAt: Date;
   readonly finishedAt: Date;
@@ -76,17 +82,40 @@ export async function recordDispatches(db: Queryable, records: readonly Dispatch
   );
 }
 
+/** A failed result of a job's current attempt, with the job (still locked and not yet terminal). */
+export interface CurrentFailure {
+  readonly job: Job;
+  readonly result: ResultRecord;
+}
+
+export interface AppliedResults {
+  /** Job rows whose current attempt succeeded: now SUCCEEDED. */
+  readonly succeeded: number;
+  /** Results of superseded attempts (zombie writes): recorded, changed nothing. */
+  readonly suppressed: number;
+  /**
+   * Failures of jobs' current attempts. Their job rows are left as they were: the caller decides,
+   * in the same transaction, between retryJobs and failJobs.
+   */
+  readonly failed: CurrentFailure[];
+}
+
+const LIVE_STATES = `('SCHEDULED', 'QUEUED', 'RUNNING')`;
+
 /**
- * Applies attempt results, fenced: a result whose fence is not the job's current fence, or that
- * arrives after the job reached a terminal state, changes no job row. Returns how many job rows
- * changed.
+ * Applies attempt results, fenced: every result is recorded in `attempts`, but only a result of
+ * the job's current attempt (its fence, matched by id and fence: a retry moves the job's due_at)
+ * of a job not yet terminal counts. A success makes the job SUCCEEDED; a failure is returned for
+ * the caller to retry or fail. Run it in a transaction, after lockJobs.
  */
-export async function recordResults(db: Queryable, records: readonly ResultRecord[]): Promise<number> {
-  if (records.length === 0) return 0;
+export async function recordResults(
+  db: Queryable,
+  records: readonly ResultRecord[],
+): Promise<AppliedResults> {
+  if (records.length === 0) return { succeeded: 0, failed: [], suppressed: 0 };
   const batch = lastPerAttempt(records);
   const params = [
     batch.map((r) => r.jobId),
-    batch.map((r) => r.dueAt),
     batch.map((r) => r.fence),
     batch.map((r) => r.attempt),
     batch.map((r) => r.epoch),
@@ -96,32 +125,185 @@ export async function recordResults(db: Queryable, records: readonly ResultRecor
     batch.map((r) => r.workerId),
     batch.map((r) => r.startedAt),
     batch.map((r) => r.finishedAt),
+    batch.map((r) => r.failureClass),
+    batch.map((r) => r.retryAfterMs),
   ];
-  const rows = `unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::int[], $5::bigint[], $6::text[], $7::text[],
-                       $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
-                AS r(job_id, due_at, fence, attempt, epoch, outcome, error_class, error_message, worker_id,
-                     started_at, finished_at)`;
-  const updated = await db.query(
-    `UPDATE jobs j SET state = r.outcome, started_at = r.started_at, finished_at = r.finished_at,
-                       last_error = r.error_message, updated_at = now(),
-                       dispatched_at = COALESCE(j.dispatched_at, r.started_at)
-     FROM ${rows}
-     WHERE j.id = r.job_id AND j.due_at = r.due_at AND j.fence = r.fence
-       AND j.state IN ('SCHEDULED', 'QUEUED', 'RUNNING')`,
-    params,
-  );
+  const rows = `unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[],
+                       $8::text[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[])
+                AS r(job_id, fence, attempt, epoch, outcome, error_class, error_message, worker_id,
+                     started_at, finished_at, failure_class, retry_after_ms)`;
   await db.query(
     `INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message,
-                           started_at, finished_at)
-     SELECT job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message, started_at, finished_at
+                           started_at, finished_at, failure_class, retry_after_ms)
+     SELECT job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message, started_at, finished_at,
+            failure_class, retry_after_ms
      FROM ${rows}
      ON CONFLICT (job_id, fence) DO UPDATE
        SET worker_id = EXCLUDED.worker_id, outcome = EXCLUDED.outcome, error_class = EXCLUDED.error_class,
            error_message = EXCLUDED.error_message, started_at = EXCLUDED.started_at,
-           finished_at = EXCLUDED.finished_at`,
+           finished_at = EXCLUDED.finished_at, failure_class = EXCLUDED.failure_class,
+           retry_after_ms = EXCLUDED.retry_after_ms`,
     params,
   );
-  return updated.rowCount ?? 0;
+  // A result of a superseded attempt (its job moved to a higher fence: the worker was a zombie)
+  // changes no job row; its attempt row is marked, and counted by the caller.
+  const suppressed = await db.query(
+    `UPDATE attempts a SET suppressed = true
+     FROM ${rows}, jobs j
+     WHERE a.job_id = r.job_id AND a.fence = r.fence AND j.id = r.job_id AND j.fence > r.fence
+       AND NOT a.suppressed
+     RETURNING a.job_id`,
+    params,
+  );
+  // last_error keeps the latest failure's message when a later attempt succeeds.
+  const succeeded = await db.query(
+    `UPDATE jobs j SET state = 'SUCCEEDED', started_at = r.started_at, finished_at = r.finished_at,
+                       updated_at = now(), dispatched_at = COALESCE(j.dispatched_at, r.started_at)
+     FROM ${rows}
+     WHERE j.id = r.job_id AND j.fence = r.fence AND r.outcome = 'SUCCEEDED' AND j.state IN ${LIVE_STATES}`,
+    params,
+  );
+  const failed = await db.query<JobDbRow & { r_fence: number }>(
+    `SELECT j.*, r.fence AS r_fence FROM jobs j JOIN ${rows} ON j.id = r.job_id AND j.fence = r.fence
+     WHERE r.outcome = 'FAILED' AND j.state IN ${LIVE_STATES}`,
+    params,
+  );
+  const byAttempt = new Map(batch.map((r) => [`${r.jobId}/${r.fence}`, r]));
+  return {
+    succeeded: succeeded.rowCount ?? 0,
+    suppressed: suppressed.rowCount ?? 0,
+    failed: failed.rows.flatMap((row) => {
+      const result = byAttempt.get(`${row.id}/${row.r_fence}`);
+      return result ? [{ job: toJob(row), result }] : [];
+    }),
+  };
+}
+
+export interface RetryRecord {
+  readonly jobId: string;
+  /** The fence of the attempt that failed: the job changes only if it is still current. */
+  readonly fence: number;
+  /** When the next attempt is due. */
+  readonly dueAt: Date;
+  readonly lastError: string | null;
+}
+
+/**
+ * Schedules the next attempt of jobs whose current attempt failed: SCHEDULED again at `dueAt`
+ * (the row may move to another monthly partition), attempt, fence and version one higher, the
+ * phase times of the failed attempt cleared (the attempts table keeps them). The caller writes
+ * each returned job's SCHEDULED event in the same transaction; the delay tier dispatches it as
+ * any other job. Returns the jobs as updated.
+ */
+export async function retryJobs(db: Queryable, retries: readonly RetryRecord[]): Promise<Job[]> {
+  if (retries.length === 0) return [];
+  const r = await db.query<JobDbRow>(
+    `UPDATE jobs j SET state = 'SCHEDULED', due_at = r.due_at, attempt = j.attempt + 1, fence = j.fence + 1,
+                       version = j.version + 1, last_error = r.last_error, dispatched_at = NULL,
+                       started_at = NULL, finished_at = NULL, updated_at = now()
+     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::text[]) AS r(job_id, fence, due_at, last_error)
+     WHERE j.id = r.job_id AND j.fence = r.fence AND j.state IN ${LIVE_STATES}
+     RETURNING j.*`,
+    [
+      retries.map((x) => x.jobId),
+      retries.map((x) => x.fence),
+      retries.map((x) => x.dueAt),
+      retries.map((x) => x.lastError),
+    ],
+  );
+  const jobs = r.rows.map(toJob);
+  const keyed = jobs.filter((j) => j.idempotencyKey !== null);
+  if (keyed.length > 0) {
+    await db.query(
+      `UPDATE job_idempotency i SET due_at = k.due_at
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS k(tenant_id, idempotency_key, due_at)
+       WHERE i.tenant_id = k.tenant_id AND i.idempotency_key = k.idempotency_key`,
+      [keyed.map((j) => j.tenantId), keyed.map((j) => j.idempotencyKey), keyed.map((j) => j.dueAt)],
+    );
+  }
+  return jobs;
+}
+
+export interface FailRecord {
+  readonly jobId: string;
+  /** The fence of the attempt that failed: the job changes only if it is still current. */
+  readonly fence: number;
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly lastError: string | null;
+}
+
+/** Makes jobs whose current attempt failed for good FAILED. Returns the jobs as updated. */
+export async function failJobs(db: Queryable, fails: readonly FailRecord[]): Promise<Job[]> {
+  if (fails.length === 0) return [];
+  const r = await db.query<JobDbRow>(
+    `UPDATE jobs j SET state = 'FAILED', started_at = f.started_at, finished_at = f.finished_at,
+                       last_error = f.last_error, updated_at = now(),
+                       dispatched_at = COALESCE(j.dispatched_at, f.started_at)
+     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[])
+       AS f(job_id, fence, started_at, finished_at, last_error)
+     WHERE j.id = f.job_id AND j.fence = f.fence AND j.state IN ${LIVE_STATES}
+     RETURNING j.*`,
+    [
+      fails.map((x) => x.jobId),
+      fails.map((x) => x.fence),
+      fails.map((x) => x.startedAt),
+      fails.map((x) => x.finishedAt),
+      fails.map((x) => x.lastError),
+    ],
+  );
+  return r.rows.map(toJob);
+}
+
+/** One failed attempt of a job, as the attempts table recorded it. */
+export interface AttemptError {
+  readonly attempt: number;
+  readonly fence: number;
+  readonly workerId: string | null;
+  readonly errorClass: string | null;
+  readonly failureClass: string | null;
+  readonly message: string | null;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
+
+/** The failed attempts of each job, oldest (lowest fence) first. */
+export async function failedAttempts(
+  db: Queryable,
+  jobIds: readonly string[],
+): Promise<Map<string, AttemptError[]>> {
+  const out = new Map<string, AttemptError[]>();
+  if (jobIds.length === 0) return out;
+  const r = await db.query<{
+    job_id: string;
+    attempt: number;
+    fence: number;
+    worker_id: string | null;
+    error_class: string | null;
+    failure_class: string | null;
+    error_message: string | null;
+    started_at: Date | null;
+    finished_at: Date | null;
+  }>(
+    `SELECT job_id, attempt, fence, worker_id, error_class, failure_class, error_message, started_at, finished_at
+     FROM attempts WHERE job_id = ANY($1::uuid[]) AND outcome = 'FAILED' ORDER BY job_id, fence`,
+    [[...new Set(jobIds)]],
+  );
+  for (const row of r.rows) {
+    const list = out.get(row.job_id) ?? [];
+    list.push({
+      attempt: row.attempt,
+      fence: row.fence,
+      workerId: row.worker_id,
+      errorClass: row.error_class,
+      failureClass: row.failure_class,
+      message: row.error_message,
+      startedAt: row.started_at,
+      finishedAt: row.finished_at,
+    });
+    out.set(row.job_id, list);
+  }
+  return out;
 }
 
 /**

@@ -7,3 +7,4 @@ export {
   type DispatchLagMetric,
   type Registry,
 } from './metrics.js';
+export { createTrackerMetrics, type TrackerMetrics } from './tracker-metrics.js';

@@ -11,3 +11,10 @@ export {
   type ScheduleOutcome,
 } from './hot-set.js';
 export { RateLimiter, type RateLimiterOptions, type RateLimit } from './rate-limiter.js';
+export {
+  Leases,
+  type LeasesOptions,
+  type AttemptRef,
+  type ClaimOutcome,
+  type RenewOutcome,
+} from './leases.js';

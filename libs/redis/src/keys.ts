@@ -12,7 +12,11 @@ export interface PartitionKeys {
   readonly epoch: string;
   /** SET of the resource classes that have queues in this partition. */
   readonly classes: string;
+  /** ZSET of running attempts' lease expiries. */
+  readonly leases: string;
   version(jobId: string): string;
+  /** The job's latest claimed attempt: `<fence>|<state>|<worker>`. */
+  attempt(jobId: string): string;
   queue(resourceClass: string, tenant: string): string;
   ready(resourceClass: string): string;
 }
@@ -25,7 +29,9 @@ export function partitionKeys(prefix: string, partition: number): PartitionKeys 
     inflight: `${base}:inflight`,
     epoch: `${base}:epoch`,
     classes: `${base}:classes`,
+    leases: `${base}:leases`,
     version: (jobId) => `${base}:v:${jobId}`,
+    attempt: (jobId) => `${base}:a:${jobId}`,
     queue: (resourceClass, tenant) => `${base}:q:${resourceClass}:${tenant}`,
     ready: (resourceClass) => `${base}:ready:${resourceClass}`,
   };

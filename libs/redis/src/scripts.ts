@@ -14,6 +14,11 @@ const SCRIPTS = {
   kairosCancel: { file: 'cancel.lua', numberOfKeys: 4 },
   kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 3 },
   kairosTrim: { file: 'trim.lua', numberOfKeys: 3 },
+  kairosLeaseClaim: { file: 'lease-claim.lua', numberOfKeys: 3 },
+  kairosLeaseRenew: { file: 'lease-renew.lua', numberOfKeys: 3 },
+  kairosLeaseRelease: { file: 'lease-release.lua', numberOfKeys: 2 },
+  kairosLeaseReap: { file: 'lease-reap.lua', numberOfKeys: 2 },
+  kairosLeaseForget: { file: 'lease-forget.lua', numberOfKeys: 1 },
   kairosHotStats: { file: 'hot-stats.lua', numberOfKeys: 3 },
   kairosClearPartition: { file: 'clear-partition.lua', numberOfKeys: 4 },
   kairosAck: { file: 'ack.lua', numberOfKeys: 3 },
@@ -39,6 +44,11 @@ export interface KairosScripts {
   kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
   kairosAck(...args: Arg[]): Promise<number>;
   kairosTrim(...args: Arg[]): Promise<number>;
+  kairosLeaseClaim(...args: Arg[]): Promise<string>;
+  kairosLeaseRenew(...args: Arg[]): Promise<string>;
+  kairosLeaseRelease(...args: Arg[]): Promise<string>;
+  kairosLeaseReap(...args: Arg[]): Promise<string[]>;
+  kairosLeaseForget(...args: Arg[]): Promise<number>;
   kairosHotStats(...args: Arg[]): Promise<number[]>;
   kairosClearPartition(...args: Arg[]): Promise<number>;
   kairosSetEpoch(...args: Arg[]): Promise<number>;

@@ -19,11 +19,22 @@ export interface TaskContext {
   readonly dueAt: Date;
   readonly deadlineAt: Date | null;
   readonly dispatchedAt: Date;
-  /** Aborted when the worker stops past its shutdown timeout. */
+  /** Version of the job this attempt was dispatched at. */
+  readonly version: number;
+  /**
+   * Aborted when the job is cancelled (reason: JobCancelled), when this worker turns out to be a
+   * zombie (reason: ZombieWriteSuppressed), or when the worker stops past its shutdown timeout.
+   */
   readonly signal: AbortSignal;
+  /** Renews the lease now (it is also renewed every heartbeat interval on its own). */
+  heartbeat(): Promise<void>;
 }
 
-export function taskContext(d: TaskDispatchRecord, signal: AbortSignal): TaskContext {
+export function taskContext(
+  d: TaskDispatchRecord,
+  signal: AbortSignal,
+  heartbeat: () => Promise<void>,
+): TaskContext {
   return {
     jobId: d.job_id,
     tenantId: d.tenant_id,
@@ -38,7 +49,9 @@ export function taskContext(d: TaskDispatchRecord, signal: AbortSignal): TaskCon
     dueAt: new Date(d.due_at),
     deadlineAt: d.deadline_at === null ? null : new Date(d.deadline_at),
     dispatchedAt: new Date(d.dispatched_at),
+    version: d.version,
     signal,
+    heartbeat,
   };
 }
 

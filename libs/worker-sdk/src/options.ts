@@ -26,8 +26,24 @@ export interface WorkerOptions {
   readonly workerId?: string;
   /** Partitions whose batches are worked on at once (each waits for its own tasks). Default: 16. */
   readonly partitionsConsumedConcurrently?: number;
+  /** Kafka consumer session timeout, ms: how soon a dead worker's partitions move on. Default: 30,000. */
+  readonly sessionTimeoutMs?: number;
   /** How long stop() waits for running handlers before aborting them, ms. Default: 30,000. */
   readonly shutdownTimeoutMs?: number;
+  /** Redis of the delay tier (leases of running attempts live there). Required. */
+  readonly redisUrl: string;
+  /** Prefix of the delay tier's Redis keys (matches the deployment's). Default: ''. */
+  readonly redisKeyPrefix?: string;
+  /** Lease of a running attempt, ms: another worker may run it this long after we stall. Default: 30,000. */
+  readonly leaseMs?: number;
+  /** How often a running attempt renews its lease, ms. Default: leaseMs / 3. */
+  readonly heartbeatMs?: number;
+  /**
+   * What to do on learning that this worker is a zombie (its lease was reaped and the attempt runs
+   * elsewhere with a higher fence): 'shutdown' stops the worker gracefully; 'continue' only aborts
+   * that handler. Default: 'shutdown'.
+   */
+  readonly onZombie?: 'shutdown' | 'continue';
   /** Default: a logger that drops everything. */
   readonly logger?: WorkerLogger;
 }
@@ -42,6 +58,12 @@ export interface CompiledWorkerOptions {
   readonly workerId: string;
   readonly partitionsConsumedConcurrently: number;
   readonly shutdownTimeoutMs: number;
+  readonly sessionTimeoutMs: number;
+  readonly redisUrl: string;
+  readonly redisKeyPrefix: string;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly onZombie: 'shutdown' | 'continue';
   readonly logger: WorkerLogger;
 }
 
@@ -64,6 +86,18 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     throw new RangeError('resourceClasses must name at least one resource class');
   }
   const classes = [...new Set(o.resourceClasses.map(assertResourceClass))].sort();
+  if (typeof o.redisUrl !== 'string' || !/^rediss?:\/\//.test(o.redisUrl)) {
+    throw new RangeError(`redisUrl must be a redis:// URL, got ${String(o.redisUrl)}`);
+  }
+  const leaseMs = positiveInt('leaseMs', o.leaseMs ?? 30_000);
+  if (leaseMs < 100) throw new RangeError(`leaseMs must be at least 100, got ${leaseMs}`);
+  const heartbeatMs = positiveInt('heartbeatMs', o.heartbeatMs ?? Math.floor(leaseMs / 3));
+  if (heartbeatMs >= leaseMs)
+    throw new RangeError(`heartbeatMs must be below leaseMs (${leaseMs}), got ${heartbeatMs}`);
+  const onZombie = o.onZombie ?? 'shutdown';
+  if (onZombie !== 'shutdown' && onZombie !== 'continue') {
+    throw new RangeError(`onZombie must be 'shutdown' or 'continue', got ${String(onZombie)}`);
+  }
   const prefix = o.topicPrefix ?? '';
   return {
     brokers: o.brokers,
@@ -78,6 +112,12 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
       o.partitionsConsumedConcurrently ?? 16,
     ),
     shutdownTimeoutMs: positiveInt('shutdownTimeoutMs', o.shutdownTimeoutMs ?? 30_000),
+    sessionTimeoutMs: positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? 30_000),
+    redisUrl: o.redisUrl,
+    redisKeyPrefix: o.redisKeyPrefix ?? '',
+    leaseMs,
+    heartbeatMs,
+    onZombie,
     logger: o.logger ?? silent,
   };
 }

@@ -1,8 +1,13 @@
 import { isKairosError } from '@kairos/core';
 import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
+import { Leases } from '@kairos/redis';
+import { Redis } from 'ioredis';
 import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
 import type { Batch, Consumer, KafkaMessage, Producer } from 'kafkajs';
+import { AttemptLease } from './attempt-lease.js';
 import { taskContext, type Handler } from './context.js';
+import { ZombieWriteSuppressed } from './errors.js';
+import { describeFailure, PermanentError } from './failures.js';
 import { compileWorkerOptions, type CompiledWorkerOptions, type WorkerOptions } from './options.js';
 import { ResultPublisher } from './results.js';
 
@@ -31,6 +36,9 @@ export class Worker {
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
   readonly #results: ResultPublisher;
+  readonly #redis: Redis;
+  readonly #leases: Leases;
+  #zombies = 0;
   readonly #queue: Task[] = [];
   readonly #abort = new AbortController();
   readonly #idle = new Set<() => void>();
@@ -38,13 +46,23 @@ export class Worker {
   #running = 0;
   #started = false;
   #stopping = false;
+  #stopped: Promise<void> | undefined;
 
   constructor(options: WorkerOptions) {
     this.#o = compileWorkerOptions(options);
     const kafka = createKafka({ brokers: this.#o.brokers, clientId: `kairos-worker-${this.#o.workerId}` });
-    this.#consumer = kafka.consumer({ groupId: this.#o.groupId });
+    this.#consumer = kafka.consumer({
+      groupId: this.#o.groupId,
+      sessionTimeout: this.#o.sessionTimeoutMs,
+      // Heartbeats well within the session (kafkajs's default 3 s would not fit a short one).
+      heartbeatInterval: Math.min(3000, Math.floor(this.#o.sessionTimeoutMs / 3)),
+    });
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     this.#codec = new AvroCodec(createRegistryClient({ url: this.#o.registryUrl }));
+    // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
+    this.#redis = new Redis(this.#o.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+    this.#redis.on('error', (err: Error) => this.#o.logger.warn({ err }, 'redis error'));
+    this.#leases = new Leases(this.#redis, { keyPrefix: this.#o.redisKeyPrefix });
     this.#results = new ResultPublisher(
       this.#producer,
       this.#codec,
@@ -54,6 +72,11 @@ export class Worker {
 
   get workerId(): string {
     return this.#o.workerId;
+  }
+
+  /** Attempts on which this worker found out it was a zombie (its writes are suppressed). */
+  get zombieAttempts(): number {
+    return this.#zombies;
   }
 
   /** Registers the handler of a job type (one per type). */
@@ -68,6 +91,7 @@ export class Worker {
     this.#started = true;
     const names = topicNames(this.#o.topicPrefix);
     await this.#codec.register(names.taskResults, SCHEMAS.taskResult);
+    await this.#redis.connect();
     await this.#producer.connect();
     await this.#consumer.connect();
     const topics = this.#o.resourceClasses.map((rc) => names.tasks(rc));
@@ -84,7 +108,13 @@ export class Worker {
   }
 
   /** Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits, leaves. */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    // Called again while stopping (a zombie stopping itself, then SIGTERM): the same stop.
+    this.#stopped ??= this.#stop();
+    return this.#stopped;
+  }
+
+  async #stop(): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
     this.#stopping = true;
@@ -108,6 +138,7 @@ export class Worker {
     } finally {
       await this.#consumer.disconnect().catch(() => undefined);
       await this.#producer.disconnect().catch(() => undefined);
+      await this.#redis.quit().catch(() => this.#redis.disconnect());
     }
     this.#o.logger.info({ workerId: this.#o.workerId }, 'worker stopped');
   }
@@ -214,23 +245,68 @@ export class Worker {
 
   async #run(task: Task): Promise<void> {
     const d = task.dispatch;
+    const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version };
+    let claim: string;
+    try {
+      claim = await this.#leases.claim(ref, this.#o.workerId, this.#o.leaseMs);
+    } catch (err) {
+      // No lease, no run: the task is delivered again once Redis answers.
+      this.#o.logger.error(
+        { err, jobId: d.job_id },
+        'could not claim the attempt; the task will be redelivered',
+      );
+      task.durable(false);
+      return;
+    }
+    if (claim !== 'OK') {
+      // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done, or
+      // running on another worker: nothing to run here.
+      this.#o.logger.info({ jobId: d.job_id, fence: d.fence, claim }, 'task discarded');
+      task.durable(true);
+      return;
+    }
+    const attempt = new AbortController();
+    const onShutdown = () => attempt.abort(this.#abort.signal.reason);
+    this.#abort.signal.addEventListener('abort', onShutdown, { once: true });
+    const lease = new AttemptLease(ref, {
+      leases: this.#leases,
+      workerId: this.#o.workerId,
+      leaseMs: this.#o.leaseMs,
+      heartbeatMs: this.#o.heartbeatMs,
+      onStop: (reason) => {
+        attempt.abort(reason);
+        if (reason instanceof ZombieWriteSuppressed) this.#zombie(reason);
+      },
+      onError: (err) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease renewal failed'),
+    });
+    lease.start();
     const startedAt = Date.now();
     let error: TaskResultRecord['error'] = null;
     const handler = this.#handlers.get(d.job_type);
     if (!handler) {
       error = {
+        ...describeFailure(
+          new PermanentError(`no handler for job type "${d.job_type}" on ${this.#o.workerId}`),
+        ),
         error_class: NO_HANDLER,
-        message: `no handler for job type "${d.job_type}" on ${this.#o.workerId}`,
       };
     } else {
       try {
-        await handler(JSON.parse(d.payload) as unknown, taskContext(d, this.#abort.signal));
+        await handler(
+          JSON.parse(d.payload) as unknown,
+          taskContext(d, attempt.signal, () => lease.renew()),
+        );
       } catch (err) {
-        error = {
-          error_class: err instanceof Error ? err.name : 'Error',
-          message: err instanceof Error ? err.message : String(err),
-        };
+        error = describeFailure(err);
       }
+    }
+    this.#abort.signal.removeEventListener('abort', onShutdown);
+    if (this.#abort.signal.aborted && error !== null && !lease.stopped) {
+      // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
+      // again to the next worker.
+      await lease.release(false).catch(() => undefined);
+      task.durable(false);
+      return;
     }
     const result: TaskResultRecord = {
       job_id: d.job_id,
@@ -247,12 +323,27 @@ export class Worker {
       finished_at: Date.now(),
     };
     try {
+      // Published even by a zombie: the tracker suppresses it (stale fence) and counts it.
       await this.#results.publish(result);
-      task.durable(true);
     } catch (err) {
       // Left unresolved: the task is delivered again (at least once).
       this.#o.logger.error({ err, jobId: d.job_id }, 'result not published; the task will be redelivered');
+      await lease.release(false).catch(() => undefined);
       task.durable(false);
+      return;
+    }
+    await lease
+      .release(true)
+      .catch((err: unknown) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease release failed'));
+    task.durable(true);
+  }
+
+  /** This worker's attempt was superseded: count it and, by default, leave gracefully. */
+  #zombie(err: ZombieWriteSuppressed): void {
+    this.#zombies++;
+    this.#o.logger.error({ err, jobId: err.jobId, fence: err.fence }, 'ZombieWriteSuppressed');
+    if (this.#o.onZombie === 'shutdown' && !this.#stopping) {
+      this.stop().catch((e: unknown) => this.#o.logger.error({ err: e }, 'shutdown after zombie failed'));
     }
   }
 

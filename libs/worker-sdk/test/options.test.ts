@@ -1,7 +1,12 @@
 import { describe, expect, test } from 'vitest';
 import { Worker } from '@kairos/worker-sdk';
 
-const base = { brokers: ['127.0.0.1:9092'], registryUrl: 'http://127.0.0.1:8081', resourceClasses: ['io'] };
+const base = {
+  brokers: ['127.0.0.1:9092'],
+  registryUrl: 'http://127.0.0.1:8081',
+  resourceClasses: ['io'],
+  redisUrl: 'redis://127.0.0.1:6379',
+};
 
 describe('worker options', () => {
   test.each([
@@ -10,6 +15,10 @@ describe('worker options', () => {
     [{ ...base, resourceClasses: [] }, /resourceClasses/],
     [{ ...base, resourceClasses: ['GPU'] }, /resource class "GPU"/],
     [{ ...base, concurrency: 0 }, /concurrency/],
+    [{ ...base, redisUrl: 'http://x' }, /redisUrl/],
+    [{ ...base, leaseMs: 50 }, /leaseMs/],
+    [{ ...base, leaseMs: 3000, heartbeatMs: 3000 }, /heartbeatMs/],
+    [{ ...base, onZombie: 'panic' as 'shutdown' }, /onZombie/],
   ])('rejects %j', (options, message) => {
     expect(() => new Worker(options)).toThrow(message);
   });

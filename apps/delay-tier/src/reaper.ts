@@ -1,0 +1,136 @@
+import { isKairosError } from '@kairos/core';
+import { findJobs, type Pool } from '@kairos/db';
+import type { AvroCodec } from '@kairos/kafka';
+import type { Logger } from '@kairos/observability';
+import type { Leases } from '@kairos/redis';
+import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
+import type { Producer } from 'kafkajs';
+import type { Ownership } from './ownership.js';
+import type { PartitionModes } from './partition-modes.js';
+
+export interface ReaperOptions {
+  readonly leases: Leases;
+  readonly ownership: Ownership;
+  readonly modes: PartitionModes;
+  readonly pool: Pool;
+  readonly codec: AvroCodec;
+  readonly producer: Producer;
+  readonly taskResultsTopic: string;
+  readonly log: Logger;
+  readonly intervalMs: number;
+  /** Most leases reaped per partition per round. */
+  readonly batch: number;
+  readonly onReaped?: (jobId: string, fence: number) => void;
+}
+
+/** Error class of an attempt whose worker was lost (its lease expired). */
+export const LEASE_EXPIRED = 'LeaseExpired';
+
+/**
+ * The lease reaper: every interval, for each owned partition, takes the running attempts whose
+ * lease expired (their worker died or stalled past its lease) and reports each as a failed,
+ * ambiguous attempt on kairos.task-results. The tracker then decides as for any failure: the job
+ * runs again with a higher fence after its backoff (through PostgreSQL and the delay tier, so no
+ * restart loses it), or, out of attempts, fails into its dead-letter topic. The old attempt's
+ * worker, should it wake up, is a zombie: its renewals, its release and its result are refused.
+ */
+export class Reaper {
+  readonly #o: ReaperOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #round: Promise<void> = Promise.resolve();
+  #registered = false;
+
+  constructor(options: ReaperOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      // Rounds never overlap: a slow one delays the next.
+      this.#round = this.#round.then(() => this.#reapAll());
+    }, this.#o.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#round;
+  }
+
+  async #reapAll(): Promise<void> {
+    for (const partition of this.#o.ownership.dispatchable()) {
+      if (this.#o.modes.isFallback(partition)) continue;
+      const epoch = this.#o.ownership.heldEpoch(partition);
+      if (epoch === undefined) continue;
+      try {
+        await this.#reap(partition, epoch);
+      } catch (err) {
+        if (isKairosError(err, 'STALE_EPOCH')) await this.#o.ownership.onStale(partition, epoch);
+        else this.#o.log.error({ err, partition }, 'reaping leases failed; retrying next round');
+      }
+    }
+  }
+
+  async #reap(partition: number, epoch: number): Promise<void> {
+    const reaped = await this.#o.leases.reap(partition, epoch, this.#o.batch);
+    if (reaped.length === 0) return;
+    const jobs = new Map(
+      (
+        await findJobs(
+          this.#o.pool,
+          reaped.map((r) => r.jobId),
+        )
+      ).map((j) => [j.id, j]),
+    );
+    const now = Date.now();
+    const results: TaskResultRecord[] = [];
+    for (const r of reaped) {
+      const job = jobs.get(r.jobId);
+      // The attempt ended meanwhile (its result arrived, or the job was cancelled): nothing to report.
+      if (!job || job.fence !== r.fence || !['QUEUED', 'RUNNING'].includes(job.state)) continue;
+      results.push({
+        job_id: job.id,
+        tenant_id: job.tenantId,
+        attempt: job.attempt,
+        fence: r.fence,
+        epoch,
+        shard: partition,
+        outcome: 'FAILED',
+        error: {
+          error_class: LEASE_EXPIRED,
+          message: `lease expired: worker ${r.workerId} stopped renewing attempt ${job.attempt}`,
+          // It may have had its effect before it was lost: retried, relying on idempotency.
+          failure_class: 'ambiguous',
+          retry_after_ms: null,
+        },
+        worker_id: r.workerId,
+        due_at: job.dueAt.getTime(),
+        started_at: (job.dispatchedAt ?? job.dueAt).getTime(),
+        finished_at: now,
+      });
+    }
+    if (results.length > 0) {
+      if (!this.#registered) {
+        await this.#o.codec.register(this.#o.taskResultsTopic, SCHEMAS.taskResult);
+        this.#registered = true;
+      }
+      await this.#o.producer.send({
+        topic: this.#o.taskResultsTopic,
+        acks: -1,
+        messages: await Promise.all(
+          results.map(async (r) => ({
+            key: r.job_id,
+            value: await this.#o.codec.encode(this.#o.taskResultsTopic, r),
+          })),
+        ),
+      });
+      for (const r of results) {
+        this.#o.log.warn(
+          { jobId: r.job_id, fence: r.fence, worker: r.worker_id },
+          'lease expired: attempt reaped',
+        );
+        this.#o.onReaped?.(r.job_id, r.fence);
+      }
+    }
+    await this.#o.leases.forget(partition, reaped);
+  }
+}

@@ -1,0 +1,50 @@
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+
+export interface TrackerMetrics {
+  readonly registry: Registry;
+  readonly contentType: string;
+  /** Results of superseded attempts (zombie workers): recorded, changed nothing. */
+  readonly zombieWritesSuppressed: Counter;
+  readonly results: Counter<'outcome'>;
+  readonly retriesScheduled: Counter;
+  readonly deadLettered: Counter<'resource_class'>;
+  text(): Promise<string>;
+}
+
+/** The tracker's Prometheus metrics, in a new registry with the default process metrics. */
+export function createTrackerMetrics(): TrackerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const zombieWritesSuppressed = new Counter({
+    // The runbook's name for it: a surge means workers stall past their leases (GC, memory).
+    name: 'zombie_writes_suppressed_total',
+    help: 'Results of superseded attempts (zombie workers) that changed nothing',
+    registers: [registry],
+  });
+  const results = new Counter({
+    name: 'kairos_task_results_total',
+    help: 'Attempt results applied to a job, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const retriesScheduled = new Counter({
+    name: 'kairos_retries_scheduled_total',
+    help: 'Failed attempts whose job was scheduled again',
+    registers: [registry],
+  });
+  const deadLettered = new Counter({
+    name: 'kairos_dead_lettered_total',
+    help: 'Jobs failed for good and written to their dead-letter topic',
+    labelNames: ['resource_class'] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    contentType: registry.contentType,
+    zombieWritesSuppressed,
+    results,
+    retriesScheduled,
+    deadLettered,
+    text: () => registry.metrics(),
+  };
+}

@@ -1,0 +1,38 @@
+--[[
+  lease-reap: the partition owner takes the attempts whose lease expired (their worker died or
+  stalled). A reaped attempt can no longer be renewed or released: its worker, if it wakes up,
+  finds out it is a zombie. The owner then reports each as a failed attempt (the tracker retries
+  it with a higher fence) and forgets it with lease-forget; until then it stays in the lease set,
+  due again after ARGV[5] ms, so a crash between the two only reports it twice.
+
+  KEYS[1] epoch    STRING  the partition owner's epoch
+  KEYS[2] leases   ZSET    job id -> lease expiry (ms)
+  ARGV[1] epoch of the caller
+  ARGV[2] partition key base (attempt keys are <base>:a:<job id>)
+  ARGV[3] most leases reaped per call
+  ARGV[4] TTL of the attempt key, seconds
+  ARGV[5] report again after this many ms unless forgotten
+  Returns: { job id, fence, worker, ... } of the reaped attempts; error STALE_EPOCH for a stale owner.
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('STALE_EPOCH')
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))) do
+  local key = ARGV[2] .. ':a:' .. id
+  local cur = redis.call('GET', key)
+  local f, state, worker
+  if cur then f, state, worker = string.match(cur, '^(%d+)|(%u+)|(.*)$') end
+  if state == 'RUNNING' or state == 'REAPED' then
+    redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), id)
+    if state == 'RUNNING' then redis.call('SET', key, f .. '|REAPED|' .. worker, 'EX', ARGV[4]) end
+    out[#out + 1] = id
+    out[#out + 1] = f
+    out[#out + 1] = worker
+  else
+    redis.call('ZREM', KEYS[2], id)
+  end
+end
+return out
