@@ -228,3 +228,22 @@ test('a worker SIGSTOPped past its lease: the job reruns elsewhere with a higher
   // The paused attempt either aborted before its effect or was refused by the fence.
   expect(zombieEffect === undefined || zombieEffect.endsWith('zombie')).toBe(true);
 });
+
+test('SIGTERM: the worker stops taking work, lets its running handler finish, commits and exits', async () => {
+  const ns = await useNamespace('lease-term');
+  const p = await startPipeline(ns);
+  const w = startWorkerProcess(ns);
+  await w.waitFor(/^READY$/);
+  const [created] = await p.commands.createJobs([
+    { tenant: 'acme', type: 'lease.work', resource_class: 'default', payload: { ms: 2000 } },
+  ]);
+  const id = created!.job.id;
+  await w.waitFor(new RegExp(`^START ${id} 1$`));
+  w.child.kill('SIGTERM');
+  expect(await w.exited).toBe(0);
+  const order = w.lines.filter((l) => l.startsWith(`DONE ${id}`) || l === 'STOPPED');
+  expect(order).toEqual([`DONE ${id} 1`, 'STOPPED']);
+  await eventually('the job to succeed', async () => (await p.commands.getJob(id)).state === 'SUCCEEDED');
+  // Its lease was released as done: nothing left for the reaper.
+  expect(await p.delayTier.leases.running(created!.job.shard)).toBe(0);
+});

@@ -110,6 +110,11 @@ export class RetryBudget {
     this.#tokens = Math.min(this.#max, this.#tokens + this.#ratio);
   }
 
+  /** Adds tokens (up to the maximum): a time-based trickle keeps retries moving when no first attempts come. */
+  credit(tokens: number): void {
+    if (tokens > 0) this.#tokens = Math.min(this.#max, this.#tokens + tokens);
+  }
+
   /** Takes one retry from the budget; false when it is spent. */
   trySpend(): boolean {
     if (this.#tokens < 1) return false;

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import type { BreakerOptions } from '@kairos/core';
 import { assertResourceClass } from '@kairos/kafka';
 
 /** Minimal logger interface (pino, console-like adapters and the like fit it). */
@@ -44,6 +45,18 @@ export interface WorkerOptions {
    * that handler. Default: 'shutdown'.
    */
   readonly onZombie?: 'shutdown' | 'continue';
+  /**
+   * Circuit breaker per job type: opens when handlers keep throwing transient or throttled errors
+   * (a failing dependency), then slowly starts again. false turns it off. Default: window 20,
+   * minCalls 10, failureRatio 0.5, openMs 30,000, rampMs 30,000, initialShare 0.1.
+   */
+  readonly breaker?: BreakerOptions | false;
+  /**
+   * Retries (attempt > 1) spend from a budget that first attempts fill (`ratio` each) and that
+   * trickles `minPerSecond` on its own. false turns it off. Default: ratio 0.2, max 100, minPerSecond 1.
+   */
+  readonly retryBudget?:
+    { readonly ratio?: number; readonly max?: number; readonly minPerSecond?: number } | false;
   /** Default: a logger that drops everything. */
   readonly logger?: WorkerLogger;
 }
@@ -64,6 +77,9 @@ export interface CompiledWorkerOptions {
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly onZombie: 'shutdown' | 'continue';
+  readonly breaker: BreakerOptions | false;
+  readonly retryBudget:
+    { readonly ratio?: number; readonly max?: number; readonly minPerSecond?: number } | false;
   readonly logger: WorkerLogger;
 }
 
@@ -118,6 +134,8 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     leaseMs,
     heartbeatMs,
     onZombie,
+    breaker: o.breaker ?? {},
+    retryBudget: o.retryBudget ?? {},
     logger: o.logger ?? silent,
   };
 }

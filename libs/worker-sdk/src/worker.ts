@@ -4,6 +4,7 @@ import { Leases } from '@kairos/redis';
 import { Redis } from 'ioredis';
 import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
 import type { Batch, Consumer, KafkaMessage, Producer } from 'kafkajs';
+import { Admission } from './admission.js';
 import { AttemptLease } from './attempt-lease.js';
 import { taskContext, type Handler } from './context.js';
 import { ZombieWriteSuppressed } from './errors.js';
@@ -16,6 +17,9 @@ interface Task {
   /** Settles when the attempt's result is acknowledged by Kafka (or could not be published). */
   readonly durable: (ok: boolean) => void;
 }
+
+/** How long a task refused by the breaker or the retry budget waits before asking again, ms. */
+const ADMISSION_RETRY_MS = 250;
 
 /** Error class reported for a task whose job type has no registered handler. */
 export const NO_HANDLER = 'NO_HANDLER';
@@ -38,6 +42,7 @@ export class Worker {
   readonly #results: ResultPublisher;
   readonly #redis: Redis;
   readonly #leases: Leases;
+  readonly #admission: Admission;
   #zombies = 0;
   readonly #queue: Task[] = [];
   readonly #abort = new AbortController();
@@ -63,6 +68,12 @@ export class Worker {
     this.#redis = new Redis(this.#o.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
     this.#redis.on('error', (err: Error) => this.#o.logger.warn({ err }, 'redis error'));
     this.#leases = new Leases(this.#redis, { keyPrefix: this.#o.redisKeyPrefix });
+    this.#admission = new Admission({
+      breaker: this.#o.breaker,
+      retryBudget: this.#o.retryBudget,
+      onBreakerChange: (jobType, from, to) =>
+        this.#o.logger.warn({ jobType, from, to }, `circuit breaker of ${jobType} is ${to}`),
+    });
     this.#results = new ResultPublisher(
       this.#producer,
       this.#codec,
@@ -72,6 +83,11 @@ export class Worker {
 
   get workerId(): string {
     return this.#o.workerId;
+  }
+
+  /** The circuit breaker state of a job type on this worker. */
+  breakerState(jobType: string): 'closed' | 'open' | 'ramping' {
+    return this.#admission.state(jobType);
   }
 
   /** Attempts on which this worker found out it was a zombie (its writes are suppressed). */
@@ -212,17 +228,19 @@ export class Worker {
       const task: Task = { dispatch, durable };
       // Never early: a task that arrives before its due time waits for it (outside the queue).
       const wait = dispatch.due_at - Date.now();
-      if (wait > 0) {
-        this.#held++;
-        setTimeout(() => {
-          this.#held--;
-          if (this.#stopping) task.durable(false);
-          else this.#enqueue(task);
-        }, wait);
-      } else {
-        this.#enqueue(task);
-      }
+      if (wait > 0) this.#hold(task, wait);
+      else this.#enqueue(task);
     });
+  }
+
+  /** Keeps a task out of the queue for `ms` (not due yet, or not admitted now). */
+  #hold(task: Task, ms: number): void {
+    this.#held++;
+    setTimeout(() => {
+      this.#held--;
+      if (this.#stopping) task.durable(false);
+      else this.#enqueue(task);
+    }, ms);
   }
 
   #enqueue(task: Task): void {
@@ -245,6 +263,12 @@ export class Worker {
 
   async #run(task: Task): Promise<void> {
     const d = task.dispatch;
+    if (!this.#admission.admit(d.job_type, d.attempt)) {
+      // The breaker is open (or slowly starting) or the retry budget is spent: not now. The task
+      // waits here and asks again; it is not run, so it uses none of the job's attempts.
+      this.#hold(task, ADMISSION_RETRY_MS);
+      return;
+    }
     const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version };
     let claim: string;
     try {
@@ -298,6 +322,12 @@ export class Worker {
         );
       } catch (err) {
         error = describeFailure(err);
+      }
+      if (!lease.stopped && !this.#abort.signal.aborted) {
+        this.#admission.record(
+          d.job_type,
+          error !== null && (error.failure_class === 'transient' || error.failure_class === 'throttled'),
+        );
       }
     }
     this.#abort.signal.removeEventListener('abort', onShutdown);
