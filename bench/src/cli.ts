@@ -15,8 +15,10 @@ import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
 import { hops } from './workloads/hops.js';
 import { latency } from './workloads/latency.js';
+import { leases } from './workloads/leases.js';
+import { tier } from './workloads/tier.js';
 
-const WORKLOADS: readonly Workload[] = [enqueue, drain, latency, delay, hops, crash];
+const WORKLOADS: readonly Workload[] = [enqueue, drain, latency, delay, hops, crash, tier, leases];
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 
 function adapters(names: readonly string[]): Adapter[] {
@@ -42,7 +44,10 @@ async function warmUp(adapter: Adapter): Promise<void> {
 
 const program = new Command('bench')
   .description('Kairos side by side with BullMQ, pg-boss and Graphile Worker')
-  .argument('<workload>', `${WORKLOADS.map((w) => w.id).join(' | ')} | all`)
+  .argument(
+    '<workload>',
+    `${WORKLOADS.map((w) => [w.id, ...(w.aliases ?? [])].join(' or ')).join(' | ')} | all`,
+  )
   .addOption(new Option('--size <size>', 'job counts').choices(['small', 'full']).default('small'))
   .option('--runs <n>', 'measured runs per cell (median reported); default 1 small, 3 full')
   .option('--systems <list>', 'comma-separated systems', 'kairos,bullmq,pg-boss,graphile-worker')
@@ -53,7 +58,8 @@ const program = new Command('bench')
       which: string,
       opts: { size: Size; runs?: string; systems: string; out?: string; merge?: boolean },
     ) => {
-      const workloads = which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which);
+      const workloads =
+        which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which || w.aliases?.includes(which));
       if (workloads.length === 0) throw new Error(`unknown workload "${which}"`);
       const runs = Number(opts.runs ?? (opts.size === 'full' ? 3 : 1));
       if (!Number.isInteger(runs) || runs < 1)

@@ -26,6 +26,8 @@ export interface WorkloadContext {
 
 export interface Workload {
   readonly id: string;
+  /** Other names it can be selected by on the command line. */
+  readonly aliases?: readonly string[];
   readonly title: string;
   /** Systems it applies to (undefined: all). */
   readonly only?: readonly string[];

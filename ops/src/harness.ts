@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createApiServer } from '@kairos/api';
-import { JobCommands } from '@kairos/commands';
+import { JobCommands, ScheduleCommands, type ScheduleCommandsOptions } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
@@ -15,7 +15,7 @@ import {
   type TopicNames,
 } from '@kairos/kafka';
 import { createLogger, type Logger } from '@kairos/observability';
-import { Tracker } from '@kairos/tracker';
+import { Tracker, type TrackerOptions } from '@kairos/tracker';
 import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -51,6 +51,13 @@ export interface HarnessOptions {
   readonly delayTier?: Partial<
     Omit<DelayTierOptions, 'kafka' | 'codec' | 'redis' | 'pool' | 'topics' | 'instanceId' | 'groupId'>
   >;
+  /** Recurring schedules: the commands' settings (tolerance, generation, backfill). */
+  readonly schedules?: Pick<
+    ScheduleCommandsOptions,
+    'misfireToleranceMs' | 'generation' | 'backfill' | 'now'
+  >;
+  /** The tracker's schedule generator (interval, lookahead…; false: none). */
+  readonly generator?: TrackerOptions['generator'];
 }
 
 const CONNECTORS_DIR = resolve(import.meta.dirname, '..', '..', 'connectors');
@@ -69,6 +76,7 @@ export class InProcessPipeline {
   pool!: Pool;
   codec!: AvroCodec;
   commands!: JobCommands;
+  schedules!: ScheduleCommands;
   api: FastifyInstance | undefined;
   apiUrl = '';
   delayTier!: DelayTier;
@@ -127,15 +135,41 @@ export class InProcessPipeline {
       jobEventPartitions: services.jobEventPartitions,
       limits: compileJobLimits({ resourceClasses }),
     });
+    this.schedules = await ScheduleCommands.create({
+      pool: this.pool,
+      codec: this.codec,
+      jobEventsTopic: this.topics.jobEvents,
+      jobEventPartitions: services.jobEventPartitions,
+      limits: compileJobLimits({ resourceClasses }),
+      ...this.#o.schedules,
+      ...(this.#o.generator
+        ? { generation: { ...this.#o.schedules?.generation, ...this.#o.generator.settings } }
+        : {}),
+    });
     if (this.#o.api ?? true) {
-      const api = createApiServer({ commands: this.commands, log: this.#log('api') });
+      const api = createApiServer({
+        commands: this.commands,
+        schedules: this.schedules,
+        log: this.#log('api'),
+      });
       this.api = api;
       this.apiUrl = await api.listen({ host: '127.0.0.1', port: 0 });
       this.#stops.push(() => api.close());
     }
+    this.delayTier = this.newDelayTier();
+    await this.delayTier.start();
+    this.tracker = this.newTracker();
+    await this.tracker.start();
+  }
+
+  /**
+   * A delay-tier instance of this namespace (the same group and Redis keys), not started yet;
+   * stop() stops it (tests stop one and start another to simulate a restart).
+   */
+  newDelayTier(): DelayTier {
+    const { services, prefix, resourceClasses } = this.#o;
     const redis = new Redis(services.redisUrl, { keyPrefix: prefix, maxRetriesPerRequest: 3 });
-    this.#stops.push(async () => void (await redis.quit()));
-    this.delayTier = new DelayTier({
+    const tier = new DelayTier({
       kafka: this.kafka,
       codec: this.codec,
       redis,
@@ -149,19 +183,25 @@ export class InProcessPipeline {
       ...(this.#o.onDispatched ? { onDispatched: this.#o.onDispatched } : {}),
       ...(this.#o.onScheduled ? { onScheduled: this.#o.onScheduled } : {}),
     });
-    await this.delayTier.start();
-    this.#stops.push(() => this.delayTier.stop());
-    this.tracker = new Tracker({
+    this.#stops.push(async () => void (await redis.quit()));
+    this.#stops.push(() => tier.stop());
+    return tier;
+  }
+
+  /** A tracker of this namespace (with the schedule generator unless turned off), not started yet. */
+  newTracker(): Tracker {
+    const tracker = new Tracker({
       kafka: this.kafka,
       codec: this.codec,
       pool: this.pool,
       topics: this.topics,
-      resourceClasses,
-      groupId: `${prefix}tracker`,
+      resourceClasses: this.#o.resourceClasses,
+      groupId: `${this.#o.prefix}tracker`,
       log: this.#log('tracker'),
+      ...(this.#o.generator === undefined ? {} : { generator: this.#o.generator }),
     });
-    await this.tracker.start();
-    this.#stops.push(() => this.tracker.stop());
+    this.#stops.push(() => tracker.stop());
+    return tracker;
   }
 
   /** A worker on this namespace's task topics (stopped by stop() if still running). */

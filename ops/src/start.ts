@@ -6,7 +6,7 @@ import { formatStates } from './print.js';
 import { down, up, type Log } from './stack.js';
 import { waitFor } from './wait.js';
 
-const APPS = ['api', 'delay-tier', 'tracker', 'worker-example'] as const;
+const APPS = ['api', 'delay-tier', 'tracker', 'ingest', 'worker-example'] as const;
 
 /**
  * `npm start`: the stack, every app, and a small demo; then runs until Ctrl-C, which stops the

@@ -16,6 +16,9 @@ export const SCHEMAS = {
   taskDispatch: load('task-dispatch.avsc'),
   taskResult: load('task-result.avsc'),
   dlqEntry: load('dlq-entry.avsc'),
+  scheduleRequest: load('schedule-request.avsc'),
+  scheduleRequestRejection: load('schedule-request-rejection.avsc'),
+  scheduleRequestOutcome: load('schedule-request-outcome.avsc'),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -112,4 +115,127 @@ export interface DlqEntryRecord {
   reason: 'permanent' | 'exhausted';
   error_history: DlqAttemptErrorRecord[];
   failed_at: number;
+}
+
+/** Avro namespace of the schedule-request records (union branches are named `<namespace>.<Name>`). */
+export const REQUESTS_NAMESPACE = 'io.kairos.requests';
+
+/** Retry policy of a create request; a null field takes the default. */
+export interface RetryPolicyRecord {
+  base_ms: number | null;
+  cap_ms: number | null;
+  jitter_ms: number | null;
+}
+
+export interface CreateJobRecord {
+  type: string;
+  resource_class: string;
+  /** JSON text. */
+  payload: string;
+  due_at: number | null;
+  delay_ms: number | null;
+  deadline_at: number | null;
+  max_attempts: number | null;
+  retry: RetryPolicyRecord | null;
+}
+
+export interface CancelJobRecord {
+  job_id: string;
+}
+
+export interface RescheduleJobRecord {
+  job_id: string;
+  due_at: number | null;
+  delay_ms: number | null;
+  deadline_at: number | null;
+  clear_deadline: boolean;
+}
+
+/**
+ * The command union as Avro's JSON encoding has it: one key, the branch's full name. New commands
+ * (schedules) are added as new members.
+ */
+export type ScheduleCommandRecord =
+  | { 'io.kairos.requests.CreateJob': CreateJobRecord }
+  | { 'io.kairos.requests.CancelJob': CancelJobRecord }
+  | { 'io.kairos.requests.RescheduleJob': RescheduleJobRecord };
+
+/** Short names of the commands (`CreateJob`…), as outcomes and rejections report them. */
+export type ScheduleCommandName = 'CreateJob' | 'CancelJob' | 'RescheduleJob';
+
+/** A command on schedule-requests (key = idempotency_key). */
+export interface ScheduleRequestRecord {
+  request_id: string;
+  tenant: string;
+  idempotency_key: string;
+  command: ScheduleCommandRecord;
+}
+
+/** Why a schedule request was rejected (machine-readable; the field is a string so reasons can be added). */
+export const REJECTION_REASONS = [
+  /** Not Avro in the Confluent wire format, or the Avro body does not decode with its schema. */
+  'UNDECODABLE',
+  /** The schema id is not in the registry. */
+  'UNKNOWN_SCHEMA',
+  /** A schema that is not a version of schedule-requests-value (or cannot be read as one). */
+  'WRONG_SCHEMA',
+  /** A field failed validation (see `fields`). */
+  'INVALID_FIELD',
+  /** The due time is further in the past than the policy allows (24 h by default). */
+  'DUE_TOO_FAR_IN_PAST',
+  /** The payload is larger than the limit (64 KiB of JSON by default). */
+  'PAYLOAD_TOO_LARGE',
+  /** The tenant is not in the ingest's allow-list (KAIROS_TENANTS). */
+  'UNKNOWN_TENANT',
+  /** Cancel or reschedule of a job this tenant does not have. */
+  'JOB_NOT_FOUND',
+  /** Cancel of a finished job, or reschedule of a job that is no longer SCHEDULED. */
+  'JOB_STATE_CONFLICT',
+  /** The request kept failing unexpectedly while PostgreSQL answered; see the ingest's log. */
+  'INTERNAL_ERROR',
+] as const;
+export type RejectionReason = (typeof REJECTION_REASONS)[number];
+
+export interface RejectedFieldRecord {
+  field: string;
+  message: string;
+}
+
+export interface OriginalHeaderRecord {
+  key: string;
+  value: Buffer | null;
+}
+
+/** A request that could not be applied, on schedule-requests.rejected (key = the original key). */
+export interface ScheduleRequestRejectionRecord {
+  rejection_id: string;
+  reason: RejectionReason;
+  message: string;
+  fields: RejectedFieldRecord[];
+  request_id: string | null;
+  tenant: string | null;
+  command: string | null;
+  schema_id: number | null;
+  source_topic: string;
+  source_partition: number;
+  source_offset: number;
+  source_timestamp: number;
+  original_key: Buffer | null;
+  original_headers: OriginalHeaderRecord[];
+  original_value: Buffer | null;
+  rejected_at: number;
+}
+
+/** An applied request, on schedule-requests.replies (key = idempotency key). */
+export interface ScheduleRequestOutcomeRecord {
+  request_id: string;
+  tenant: string;
+  idempotency_key: string;
+  command: string;
+  job_id: string;
+  state: string;
+  duplicate: boolean;
+  due_at: number;
+  version: number;
+  applied_at: number;
 }

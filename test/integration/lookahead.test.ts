@@ -132,7 +132,7 @@ test('pre-dispatch releases a job up to the lead early; the worker holds it and 
       tenant: 'acme',
       type: 'lead.check',
       resource_class: 'default',
-      due_at: new Date(now + 2500 + i * 100).toISOString(),
+      due_at: new Date(now + 6000 + i * 100).toISOString(), // well after its event reaches the tier
     })),
   );
   await eventually('all jobs to run', () => started.size === results.length, 30_000);

@@ -6,7 +6,17 @@ export const RESOURCE_CLASSES = ['critical', 'default', 'io'];
 
 export interface Pipeline extends Pick<
   InProcessPipeline,
-  'pool' | 'codec' | 'topics' | 'commands' | 'apiUrl' | 'delayTier' | 'tracker' | 'worker'
+  | 'pool'
+  | 'codec'
+  | 'topics'
+  | 'commands'
+  | 'schedules'
+  | 'apiUrl'
+  | 'delayTier'
+  | 'tracker'
+  | 'worker'
+  | 'newDelayTier'
+  | 'newTracker'
 > {
   readonly ns: Namespace;
   readonly dispatched: { record: HotRecord; atMs: number }[];
@@ -24,12 +34,18 @@ export async function startPipeline(
     readonly delayTier?: HarnessOptions['delayTier'];
     /** Services to use instead of the namespace's (e.g. a dedicated Redis). */
     readonly services?: Partial<HarnessOptions['services']>;
+    /** Recurring schedules' settings (misfire tolerance, generation, backfill). */
+    readonly schedules?: HarnessOptions['schedules'];
+    /** The tracker's schedule generator (interval, lookahead…). */
+    readonly generator?: HarnessOptions['generator'];
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
   const p = await InProcessPipeline.start({
     services: { ...ns.services, ...options.services },
     ...(options.delayTier ? { delayTier: options.delayTier } : {}),
+    ...(options.schedules ? { schedules: options.schedules } : {}),
+    ...(options.generator !== undefined ? { generator: options.generator } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,
@@ -45,10 +61,13 @@ export async function startPipeline(
     codec: p.codec,
     topics: p.topics,
     commands: p.commands,
+    schedules: p.schedules,
     apiUrl: p.apiUrl,
     delayTier: p.delayTier,
     tracker: p.tracker,
     worker: (options) => p.worker(options),
+    newDelayTier: () => p.newDelayTier(),
+    newTracker: () => p.newTracker(),
   };
 }
 

@@ -24,7 +24,10 @@ export function toProblem(err: unknown): Problem {
       status: ERROR_CODES[err.code].status,
       detail: err.message,
       code: err.code,
-      ...(err.fields.length > 0 ? { errors: err.fields } : {}),
+      // `rule` is the Kafka ingress's rejection reason; HTTP answers with the status and code.
+      ...(err.fields.length > 0
+        ? { errors: err.fields.map(({ field, message }) => ({ field, message })) }
+        : {}),
     };
   }
   if (isDependencyDown(err)) {

@@ -1,4 +1,11 @@
-import type { Job } from '@kairos/core';
+import {
+  jitterOffsetMs,
+  previewFireTimes,
+  scheduleRequestOf,
+  type Job,
+  type PreviewEntry,
+  type Schedule,
+} from '@kairos/core';
 
 /** The JSON shape of a job in every response (snake_case, ISO-8601 times). */
 export function jobView(job: Job) {
@@ -24,5 +31,48 @@ export function jobView(job: Job) {
     started_at: iso(job.startedAt),
     finished_at: iso(job.finishedAt),
     last_error: job.lastError,
+    // A run of a recurring schedule: which schedule and occurrence (null for a one-time job).
+    schedule_id: job.occurrence?.scheduleId ?? null,
+    occurrence: job.occurrence
+      ? {
+          id: job.occurrence.occurrenceId,
+          at: job.occurrence.occurrenceAt.toISOString(),
+          kind: job.occurrence.kind,
+        }
+      : null,
+  };
+}
+
+export function previewView(e: PreviewEntry) {
+  return { instant: e.instant, local: e.local, fire_at: e.fireAt, nominal: e.nominal, kind: e.kind };
+}
+
+/** The JSON shape of a schedule: its rules as in a create request, plus state and progress. */
+export function scheduleView(s: Schedule) {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  const { tenant, ...rules } = scheduleRequestOf(s);
+  // The next fire time from now (absolute and local), whatever has been generated already.
+  const next =
+    s.state === 'ACTIVE'
+      ? previewFireTimes(s, Date.now(), 1, jitterOffsetMs(s.tenantId, s.id, s.jitterMs))[0]
+      : undefined;
+  return {
+    id: s.id,
+    tenant,
+    ...rules,
+    start_at: iso(s.startAt),
+    end_at: iso(s.endAt),
+    idempotency_key: s.idempotencyKey,
+    state: s.state,
+    version: s.version,
+    misfire_tolerance_ms: s.misfireToleranceMs,
+    shard: s.shard,
+    next_fire: next ? previewView(next) : null,
+    generated_until: s.cursor.nominal,
+    misfires_skipped: s.misfiresSkipped,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+    paused_at: iso(s.pausedAt),
+    deleted_at: iso(s.deletedAt),
   };
 }

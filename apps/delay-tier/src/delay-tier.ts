@@ -1,3 +1,4 @@
+import { OccurrenceGate } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
 import type { AvroCodec, TopicNames } from '@kairos/kafka';
 import {
@@ -73,6 +74,11 @@ export interface DelayTierOptions {
   readonly onExpired?: (record: HotRecord) => void;
   /** Called when a job enters the hot set from an event (benchmarks, tests). */
   readonly onScheduled?: (record: HotRecord, atMs: number) => void;
+  /**
+   * A run of a schedule waiting behind its previous run (overlap buffer_one) is looked at again
+   * after this, ms. Default: 500.
+   */
+  readonly overlapRecheckMs?: number;
 }
 
 function checkOptions(o: DelayTierOptions): void {
@@ -90,6 +96,7 @@ function checkOptions(o: DelayTierOptions): void {
   int('tenantQuantum', o.tenantQuantum, 1);
   int('fallbackProbeMs', o.fallbackProbeMs, 10);
   int('reapIntervalMs', o.reapIntervalMs, 10);
+  int('overlapRecheckMs', o.overlapRecheckMs, 10);
   for (const [tenant, w] of o.tenantWeights ?? []) int(`tenantWeights.${tenant}`, w, 1);
   if (o.recoverBelow !== undefined && !(o.recoverBelow > 0 && o.recoverBelow <= 1))
     throw new RangeError(`DelayTier option recoverBelow must be in (0, 1], got ${o.recoverBelow}`);
@@ -211,6 +218,11 @@ export class DelayTier {
       pool: options.pool,
       producer: this.#producer,
       messages: new TaskMessages(options.codec, options.topics),
+      gate: new OccurrenceGate({
+        codec: options.codec,
+        jobEventsTopic: options.topics.jobEvents,
+        recheckMs: options.overlapRecheckMs ?? 500,
+      }),
       log: this.#log,
       batchSize,
       idleMs: options.idleMs ?? 20,

@@ -1,5 +1,13 @@
+import type { OccurrenceGate } from '@kairos/commands';
 import { isKairosError, KairosError } from '@kairos/core';
-import { claimForDispatch, expireJobs, holdPartitionEpoch, inTransaction, type Pool } from '@kairos/db';
+import {
+  claimJobsForDispatch,
+  expireJobs,
+  holdPartitionEpoch,
+  inTransaction,
+  writeOutbox,
+  type Pool,
+} from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Producer } from 'kafkajs';
@@ -19,6 +27,8 @@ export interface DispatcherOptions {
   readonly pool: Pool;
   readonly producer: Producer;
   readonly messages: TaskMessages;
+  /** Overlap policy of schedules' runs, applied in the claim transaction. */
+  readonly gate: OccurrenceGate;
   readonly log: Logger;
   /** Most jobs popped per class per partition per round. */
   readonly batchSize: number;
@@ -174,11 +184,15 @@ export class Dispatcher {
             if (!(await holdPartitionEpoch(tx, partition, epoch))) {
               throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
             }
-            const ids = await claimForDispatch(
+            const claimed = await claimJobsForDispatch(
               tx,
               group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
               new Date(nowMs),
             );
+            // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
+            const gated = await this.#o.gate.apply(tx, claimed, nowMs);
+            await writeOutbox(tx, gated.events);
+            const ids = new Set(claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
             const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
             if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
             return ids;

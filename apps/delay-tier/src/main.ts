@@ -35,6 +35,7 @@ runMain(async () => {
     minLookaheadMs: tenv.minLookaheadMs,
     preDispatchMs: tenv.preDispatchMs,
     tenantWeights: tenv.tenantWeights,
+    overlapRecheckMs: tenv.overlapRecheckMs,
     log,
     onFatal: () => process.exit(1),
   });

@@ -1,3 +1,4 @@
+import type { OccurrenceGate } from '@kairos/commands';
 import { KairosError } from '@kairos/core';
 import {
   expireJobs,
@@ -5,6 +6,7 @@ import {
   inTransaction,
   lockDueJobs,
   markQueued,
+  writeOutbox,
   type Pool,
 } from '@kairos/db';
 import type { Producer } from 'kafkajs';
@@ -15,6 +17,7 @@ export interface PgDispatchDeps {
   readonly pool: Pool;
   readonly producer: Producer;
   readonly messages: TaskMessages;
+  readonly gate: OccurrenceGate;
 }
 
 /**
@@ -35,9 +38,21 @@ export async function dispatchFromPostgres(
     if (!(await holdPartitionEpoch(tx, partition, epoch))) {
       throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
     }
-    const records = (await lockDueJobs(tx, partition, new Date(nowMs + leadMs), limit)).map(hotRecordFromJob);
+    const jobs = await lockDueJobs(tx, partition, new Date(nowMs + leadMs), limit, new Date(nowMs));
+    const records = jobs.map(hotRecordFromJob);
     const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < nowMs);
-    const live = records.filter((r) => !expired.includes(r));
+    // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
+    const gated = await deps.gate.apply(
+      tx,
+      jobs.flatMap((j) =>
+        expired.some((r) => r.job_id === j.id)
+          ? []
+          : [{ id: j.id, scheduleId: j.occurrence?.scheduleId ?? null }],
+      ),
+      nowMs,
+    );
+    await writeOutbox(tx, gated.events);
+    const live = records.filter((r) => !expired.includes(r) && !gated.withheld.has(r.job_id));
     await expireJobs(
       tx,
       expired.map((r) => ({

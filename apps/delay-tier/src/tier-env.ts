@@ -14,6 +14,8 @@ export interface TierEnv {
   readonly preDispatchMs: number;
   /** KAIROS_TENANT_WEIGHTS, `tenant=weight,...`, default none (every tenant weighs 1). */
   readonly tenantWeights: Map<string, number>;
+  /** KAIROS_OVERLAP_RECHECK_MS: a schedule's run waiting behind its previous run (buffer_one) is looked at again after this, default 500. */
+  readonly overlapRecheckMs: number;
 }
 
 export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
@@ -33,5 +35,6 @@ export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
     minLookaheadMs: intVar(env, 'KAIROS_MIN_LOOKAHEAD_MS', 60_000, 1000, 86_400_000),
     preDispatchMs: intVar(env, 'KAIROS_PRE_DISPATCH_MS', 0, 0, 60_000),
     tenantWeights: weights,
+    overlapRecheckMs: intVar(env, 'KAIROS_OVERLAP_RECHECK_MS', 500, 10, 60_000),
   };
 }

@@ -23,6 +23,14 @@ runMain(async () => {
     groupId: `${env.topicPrefix}kairos-tracker`,
     log,
     onFatal: () => process.exit(1),
+    // Recurring schedules' occurrences: generated every interval, lookahead ahead.
+    generator: {
+      intervalMs: intVar(process.env, 'KAIROS_SCHEDULE_INTERVAL_MS', 1000, 10, 60_000),
+      settings: {
+        lookaheadMs: intVar(process.env, 'KAIROS_SCHEDULE_LOOKAHEAD_MS', 120_000, 1000, 86_400_000),
+        minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),
+      },
+    },
   });
   await tracker.start();
   // Prometheus only (zombie_writes_suppressed_total, results, retries, dead letters).

@@ -23,6 +23,7 @@ import type { AvroCodec, TopicNames } from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
 import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
+import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 
 export interface TrackerOptions {
   readonly kafka: Kafka;
@@ -44,6 +45,11 @@ export interface TrackerOptions {
   readonly now?: () => Date;
   /** Source of backoff jitter, in [0, 1). Default: Math.random. */
   readonly random?: () => number;
+  /**
+   * The generator of recurring schedules' occurrences, run by this tracker (false: none).
+   * Default: on, with its defaults (every second, 2 minutes ahead).
+   */
+  readonly generator?: false | Omit<ScheduleGeneratorOptions, 'pool' | 'codec' | 'jobEventsTopic'>;
 }
 
 /** A batch transaction that lost a race on a row moved between partitions (40001) or a deadlock (40P01) is redone. */
@@ -68,12 +74,25 @@ export class Tracker {
   readonly metrics: TrackerMetrics;
   /** Dead-letter topics whose schema is registered (or being registered). */
   readonly #dlqRegistered = new Map<string, Promise<number>>();
+  /** Generates recurring schedules' occurrences (undefined when turned off). */
+  readonly generator: ScheduleGenerator | undefined;
 
   constructor(options: TrackerOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.metrics = options.metrics ?? createTrackerMetrics();
     this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-tracker' });
+    this.generator =
+      options.generator === false
+        ? undefined
+        : new ScheduleGenerator({
+            log: this.#log,
+            ...(options.now ? { now: options.now } : {}),
+            ...options.generator,
+            pool: options.pool,
+            codec: options.codec,
+            jobEventsTopic: options.topics.jobEvents,
+          });
   }
 
   async start(): Promise<void> {
@@ -117,9 +136,11 @@ export class Tracker {
         await heartbeat();
       },
     });
+    this.generator?.start();
   }
 
   async stop(): Promise<void> {
+    await this.generator?.stop();
     await this.#consumer.disconnect();
   }
 

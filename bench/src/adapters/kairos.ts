@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { InProcessPipeline } from '@kairos/ops';
 import type { Worker } from '@kairos/worker-sdk';
+import { Redis } from 'ioredis';
 import type { Adapter, BenchEnv, BenchJob, EnqueueMode, OnStart } from '../adapter.js';
 
 const CLASS = 'default';
@@ -111,5 +112,24 @@ export class KairosAdapter implements Adapter {
   async teardown(): Promise<void> {
     await this.#pipeline?.stop();
     this.#pipeline = undefined;
+    if (this.#env) await dropKeys(this.#env.redisUrl, `b${this.#env.namespace}.*`);
+  }
+}
+
+/**
+ * Deletes a run's Redis keys: version markers and attempt records outlive their jobs by days (by
+ * design, see the hot set), so without this every full run leaves a few hundred MB behind.
+ */
+async function dropKeys(url: string, pattern: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 3 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
   }
 }

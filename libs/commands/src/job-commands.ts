@@ -11,6 +11,8 @@ import {
 import {
   cancelUnfinishedJob,
   claimIdempotencyKeys,
+  claimRequestKey,
+  findRequestKey,
   findJob,
   findJobs,
   idempotencyMapKey,
@@ -20,6 +22,7 @@ import {
   writeOutbox,
   type NewJobRow,
   type Pool,
+  type PoolClient,
 } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { SCHEMAS } from '@kairos/schemas';
@@ -49,6 +52,24 @@ export interface CreateContext {
   readonly pathPrefix?: string;
   /** W3C trace context to carry to the job's events. */
   readonly traceparent?: string | null;
+}
+
+/** How a cancel or reschedule is scoped and deduplicated (the Kafka ingress uses both). */
+export interface CommandContext extends CreateContext {
+  /** Only this tenant's jobs: another tenant's job is NOT_FOUND, as if it did not exist. */
+  readonly tenantId?: string;
+  /**
+   * Applies the command at most once per (tenantId, requestKey): a repeat changes nothing and
+   * answers with the job as it is now, `applied: false`. Needs tenantId.
+   */
+  readonly requestKey?: string;
+}
+
+export interface CommandResult {
+  /** The job after the command (for a repeated request key: as it is now). */
+  readonly job: Job;
+  /** False when the request key had already been applied: nothing changed. */
+  readonly applied: boolean;
 }
 
 /**
@@ -174,9 +195,18 @@ export class JobCommands {
    * discarded by the worker's check before it runs; a RUNNING one has its handler's signal aborted
    * within a heartbeat. A finished job is a CONFLICT naming its state.
    */
-  async cancelJob(id: string, ctx: CreateContext = {}): Promise<Job> {
+  async cancelJob(id: string, ctx: CommandContext = {}): Promise<Job> {
+    return (await this.cancel(id, ctx)).job;
+  }
+
+  /** cancelJob, telling a repeated request key (nothing changed) from an applied cancel. */
+  async cancel(id: string, ctx: CommandContext = {}): Promise<CommandResult> {
     assertUuid(id);
+    const key = requestKeyOf(ctx);
     return inTransaction(this.#o.pool, async (tx) => {
+      const repeat = await this.#repeatInTx(tx, key, 'CancelJob', id);
+      if (repeat) return repeat;
+      await this.#assertTenant(tx, id, ctx.tenantId);
       const cancelled = await cancelUnfinishedJob(tx, id);
       if (!cancelled) {
         const job = await findJob(tx, id);
@@ -196,7 +226,7 @@ export class JobCommands {
           ctx.traceparent ?? null,
         ),
       ]);
-      return cancelled;
+      return { job: cancelled, applied: true };
     });
   }
 
@@ -205,12 +235,25 @@ export class JobCommands {
    * parseReschedule) and writes a SCHEDULED event with the bumped version, which replaces the
    * job's hot-set entry. A job in any other state is a CONFLICT naming that state.
    */
-  async rescheduleJob(id: string, body: unknown, ctx: CreateContext = {}): Promise<Job> {
+  async rescheduleJob(id: string, body: unknown, ctx: CommandContext = {}): Promise<Job> {
+    return (await this.reschedule(id, body, ctx)).job;
+  }
+
+  /** rescheduleJob, telling a repeated request key (nothing changed) from an applied reschedule. */
+  async reschedule(id: string, body: unknown, ctx: CommandContext = {}): Promise<CommandResult> {
     assertUuid(id);
+    const key = requestKeyOf(ctx);
+    // A repeat is answered before validation: the job has changed since (that was the point).
+    if (key) {
+      const held = await findRequestKey(this.#o.pool, key.tenantId, key.key);
+      if (held) return { job: await this.#existing(this.#o.pool, held.jobId), applied: false };
+    }
     // Validated against the job as read now (its deadline is kept unless the body replaces it);
     // the conditional UPDATE below then refuses the change if the job left SCHEDULED meanwhile.
     const current = await findJob(this.#o.pool, id);
-    if (!current) throw new KairosError('NOT_FOUND', `no job ${id}`);
+    if (!current || (ctx.tenantId !== undefined && current.tenantId !== ctx.tenantId)) {
+      throw new KairosError('NOT_FOUND', `no job ${id}`);
+    }
     const parsed = parseReschedule(body, this.#now(), this.#o.limits, current);
     if (!parsed.ok) {
       throw new KairosError('VALIDATION', `${parsed.errors.length} invalid field(s)`, {
@@ -219,6 +262,8 @@ export class JobCommands {
     }
     const { dueAt, deadlineAt } = parsed.value;
     return inTransaction(this.#o.pool, async (tx) => {
+      const repeat = await this.#repeatInTx(tx, key, 'RescheduleJob', id);
+      if (repeat) return repeat;
       const rescheduled = await rescheduleScheduledJob(tx, id, dueAt, deadlineAt);
       if (!rescheduled) {
         const job = await findJob(tx, id);
@@ -238,8 +283,32 @@ export class JobCommands {
           ctx.traceparent ?? null,
         ),
       ]);
-      return rescheduled;
+      return { job: rescheduled, applied: true };
     });
+  }
+
+  /** Claims the request key in the transaction; a key already held answers with its job, unchanged. */
+  async #repeatInTx(
+    tx: PoolClient,
+    key: { tenantId: string; key: string } | undefined,
+    command: string,
+    jobId: string,
+  ): Promise<CommandResult | undefined> {
+    if (!key) return undefined;
+    const held = await claimRequestKey(tx, key.tenantId, key.key, command, jobId);
+    return held && { job: await this.#existing(tx, held.jobId), applied: false };
+  }
+
+  async #assertTenant(tx: PoolClient, id: string, tenantId: string | undefined): Promise<void> {
+    if (tenantId === undefined) return;
+    const job = await findJob(tx, id);
+    if (!job || job.tenantId !== tenantId) throw new KairosError('NOT_FOUND', `no job ${id}`);
+  }
+
+  async #existing(db: Pool | PoolClient, id: string): Promise<Job> {
+    const job = await findJob(db, id);
+    if (!job) throw new Error(`job ${id} of an applied request key vanished`);
+    return job;
   }
 
   #row(spec: JobSpec): NewJobRow {
@@ -250,6 +319,12 @@ export class JobCommands {
   #now(): Date {
     return this.#o.now?.() ?? new Date();
   }
+}
+
+function requestKeyOf(ctx: CommandContext): { tenantId: string; key: string } | undefined {
+  if (ctx.requestKey === undefined) return undefined;
+  if (ctx.tenantId === undefined) throw new RangeError('requestKey needs tenantId');
+  return { tenantId: ctx.tenantId, key: ctx.requestKey };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

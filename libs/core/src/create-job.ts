@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FieldError } from './errors.js';
+import type { FieldError, FieldRule } from './errors.js';
 import type { JobSpec } from './job.js';
 import type { JobLimits } from './limits.js';
 import { DEFAULT_RETRY_BACKOFF, MAX_RETRY_DELAY_MS } from './retry.js';
@@ -60,8 +60,8 @@ export function parseCreateJob(
   }
   const r = shape.data;
   const errors: FieldError[] = [];
-  const at = (field: string, message: string) =>
-    errors.push({ field: joinPath(pathPrefix, [field]), message });
+  const at = (field: string, message: string, rule?: FieldRule) =>
+    errors.push({ field: joinPath(pathPrefix, [field]), message, ...(rule ? { rule } : {}) });
 
   if (!limits.resourceClasses.includes(r.resource_class)) {
     at(
@@ -75,6 +75,7 @@ export function parseCreateJob(
     at(
       r.due_at !== undefined ? 'due_at' : 'delay_ms',
       `due time is more than ${limits.maxPastMs} ms in the past`,
+      'DUE_TOO_FAR_IN_PAST',
     );
   }
   if (dueAt.getTime() > now.getTime() + limits.maxFutureMs) {
@@ -98,7 +99,11 @@ export function parseCreateJob(
   const payload = JSON.stringify(r.payload ?? {});
   const payloadBytes = new TextEncoder().encode(payload).length;
   if (payloadBytes > limits.maxPayloadBytes) {
-    at('payload', `payload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes}`);
+    at(
+      'payload',
+      `payload is ${payloadBytes} bytes as JSON; the limit is ${limits.maxPayloadBytes}`,
+      'PAYLOAD_TOO_LARGE',
+    );
   }
   if (errors.length > 0) return { ok: false, errors };
   return {

@@ -17,10 +17,18 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Policy rules whose violation an ingress reports with its own reason (the Kafka ingress's
+ * rejection reasons); any other field error is plain invalid input.
+ */
+export type FieldRule = 'DUE_TOO_FAR_IN_PAST' | 'PAYLOAD_TOO_LARGE';
+
 export interface FieldError {
   /** Dotted path of the failing field in the request, e.g. `jobs.3.due_at`. */
   readonly field: string;
   readonly message: string;
+  /** Set when the field broke one of the policy rules above. */
+  readonly rule?: FieldRule;
 }
 
 export class KairosError extends Error {

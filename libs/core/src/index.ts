@@ -6,3 +6,23 @@ export * from './create-job.js';
 export * from './reschedule.js';
 export * from './retry.js';
 export * from './breaker.js';
+export * from './schedule/policy.js';
+export { compileCron, type CompiledCron, type CronCheck } from './schedule/cron.js';
+export { checkTimeZone, type ZoneCheck } from './schedule/zone.js';
+export {
+  comparePositions,
+  fireTimesBetween,
+  nextFireTimes,
+  occurrencesAfter,
+  type Cursor,
+  type Instant,
+  type Occurrence,
+  type OccurrenceKind,
+  type OccurrencePosition,
+} from './schedule/occurrences.js';
+export { OCCURRENCE_NAMESPACE, occurrenceId, uuidV5 } from './schedule/identity.js';
+export * from './schedule/jitter.js';
+export * from './schedule/misfire.js';
+export * from './schedule/preview.js';
+export * from './schedule/spec.js';
+export * from './schedule/runs.js';

@@ -50,4 +50,17 @@ export interface Job extends JobSpec {
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
   readonly lastError: string | null;
+  /** For a run of a recurring schedule: which schedule and occurrence (absent or null otherwise). */
+  readonly occurrence?: JobOccurrence | null;
+}
+
+/** The schedule occurrence a job runs. */
+export interface JobOccurrence {
+  readonly scheduleId: string;
+  /** Deterministic: the same occurrence always has the same id. */
+  readonly occurrenceId: string;
+  /** The occurrence's instant (before jitter; for a backfill run, the past instant it stands for). */
+  readonly occurrenceAt: Date;
+  /** regular, catch_up, trigger or backfill (RUN_KINDS). */
+  readonly kind: string;
 }

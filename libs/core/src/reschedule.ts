@@ -57,7 +57,11 @@ export function parseReschedule(
     const field = r.due_at !== undefined ? 'due_at' : 'delay_ms';
     dueAt = r.due_at !== undefined ? new Date(r.due_at) : new Date(now.getTime() + (r.delay_ms ?? 0));
     if (dueAt.getTime() < now.getTime() - limits.maxPastMs) {
-      at(field, `due time is more than ${limits.maxPastMs} ms in the past`);
+      errors.push({
+        field,
+        message: `due time is more than ${limits.maxPastMs} ms in the past`,
+        rule: 'DUE_TOO_FAR_IN_PAST',
+      });
     }
     if (dueAt.getTime() > now.getTime() + limits.maxFutureMs) {
       at(field, `due time is more than ${limits.maxFutureMs} ms in the future`);

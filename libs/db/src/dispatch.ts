@@ -23,6 +23,12 @@ export async function holdPartitionEpoch(db: Queryable, partition: number, epoch
   return r.rows[0] !== undefined && Number(r.rows[0].epoch) === epoch;
 }
 
+/** A job claimed for dispatch; runs of a schedule name it (their overlap policy applies next). */
+export interface ClaimedJob {
+  readonly id: string;
+  readonly scheduleId: string | null;
+}
+
 /**
  * Claims popped jobs for dispatch inside the caller's transaction: only a job still SCHEDULED at
  * the popped version becomes QUEUED. A cancel or reschedule committed first changed the version
@@ -35,33 +41,55 @@ export async function claimForDispatch(
   jobs: readonly ClaimCandidate[],
   dispatchedAt: Date,
 ): Promise<Set<string>> {
-  if (jobs.length === 0) return new Set();
-  const r = await db.query<{ id: string }>(
+  return new Set((await claimJobsForDispatch(db, jobs, dispatchedAt)).map((c) => c.id));
+}
+
+/**
+ * claimForDispatch, saying which claimed jobs run an occurrence of a schedule. A run that missed
+ * its time by more than its schedule's tolerance (misfire_after passed) and that the misfire
+ * policy has not decided on yet is not claimed: the generator decides on every late run of the
+ * schedule at once, and releases those the policy keeps.
+ */
+export async function claimJobsForDispatch(
+  db: Queryable,
+  jobs: readonly ClaimCandidate[],
+  dispatchedAt: Date,
+): Promise<ClaimedJob[]> {
+  if (jobs.length === 0) return [];
+  const r = await db.query<{ id: string; schedule_id: string | null }>(
     `WITH c AS (
        SELECT j.id, j.due_at FROM jobs j
        JOIN unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS p(id, due_at, version)
          ON j.id = p.id AND j.due_at = p.due_at AND j.version = p.version
-       WHERE j.state = 'SCHEDULED'
+       WHERE j.state = 'SCHEDULED' AND (j.misfire_after IS NULL OR j.misfire_after >= $4 OR j.attempt > 1)
        ORDER BY j.id
        FOR UPDATE OF j
      )
      UPDATE jobs j SET state = 'QUEUED', dispatched_at = $4, updated_at = now()
      FROM c WHERE j.id = c.id AND j.due_at = c.due_at
-     RETURNING j.id`,
+     RETURNING j.id, j.schedule_id`,
     [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), jobs.map((j) => j.version), dispatchedAt],
   );
-  return new Set(r.rows.map((row) => row.id));
+  return r.rows.map((row) => ({ id: row.id, scheduleId: row.schedule_id }));
 }
 
 /**
  * PostgreSQL-only scheduling (Redis refused writes): the shard's SCHEDULED jobs due by `until`,
  * oldest first, locked for the caller's transaction; the (shard, due_at) partial index serves it.
+ * Runs waiting for their schedule's misfire decision at `now` are left alone (claimJobsForDispatch).
  */
-export async function lockDueJobs(db: Queryable, shard: number, until: Date, limit: number): Promise<Job[]> {
+export async function lockDueJobs(
+  db: Queryable,
+  shard: number,
+  until: Date,
+  limit: number,
+  now: Date = until,
+): Promise<Job[]> {
   const r = await db.query<JobDbRow>(
     `SELECT * FROM jobs WHERE shard = $1 AND state = 'SCHEDULED' AND due_at <= $2
+       AND (misfire_after IS NULL OR misfire_after >= $4 OR attempt > 1)
      ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED`,
-    [shard, until, limit],
+    [shard, until, limit, now],
   );
   return r.rows.map(toJob);
 }

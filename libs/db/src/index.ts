@@ -4,3 +4,5 @@ export * from './jobs.js';
 export * from './tracking.js';
 export * from './epochs.js';
 export * from './dispatch.js';
+export * from './request-ledger.js';
+export * from './schedules.js';

@@ -1,4 +1,10 @@
-import { DEFAULT_RETRY_BACKOFF, type Job, type JobState, type RetryBackoff } from '@kairos/core';
+import {
+  DEFAULT_RETRY_BACKOFF,
+  type Job,
+  type JobOccurrence,
+  type JobState,
+  type RetryBackoff,
+} from '@kairos/core';
 import type pg from 'pg';
 
 /** A job row as the command handlers insert it. */
@@ -16,6 +22,13 @@ export interface NewJobRow {
   readonly retry?: RetryBackoff;
   readonly routingKey: string;
   readonly shard: number;
+  /** A run of a recurring schedule: its occurrence, and when it misfires if still waiting. */
+  readonly occurrence?: NewOccurrenceJob;
+}
+
+export interface NewOccurrenceJob extends JobOccurrence {
+  /** Still SCHEDULED after this, the run waits for the misfire decision (null: never). */
+  readonly misfireAfter: Date | null;
 }
 
 /** An outbox row in the Debezium Outbox Event Router layout, plus the columns that become headers. */
@@ -59,6 +72,11 @@ export interface JobDbRow {
   started_at: Date | null;
   finished_at: Date | null;
   last_error: string | null;
+  /** Since migration 0006. */
+  schedule_id?: string | null;
+  occurrence_id?: string | null;
+  occurrence_at?: Date | null;
+  occurrence_kind?: string | null;
 }
 
 export function toJob(r: JobDbRow): Job {
@@ -84,6 +102,15 @@ export function toJob(r: JobDbRow): Job {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     lastError: r.last_error,
+    occurrence:
+      r.schedule_id && r.occurrence_id && r.occurrence_at
+        ? {
+            scheduleId: r.schedule_id,
+            occurrenceId: r.occurrence_id,
+            occurrenceAt: r.occurrence_at,
+            kind: r.occurrence_kind ?? 'regular',
+          }
+        : null,
   };
 }
 
@@ -142,13 +169,17 @@ export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Pro
   const retry = (r: NewJobRow) => r.retry ?? DEFAULT_RETRY_BACKOFF;
   await db.query(
     `INSERT INTO jobs (id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at,
-                       state, max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms)
+                       state, max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms,
+                       schedule_id, occurrence_id, occurrence_at, occurrence_kind, misfire_after)
      SELECT id, tenant_id, idempotency_key, type, resource_class, payload::jsonb, due_at, deadline_at,
-            'SCHEDULED', max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms
+            'SCHEDULED', max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms,
+            schedule_id, occurrence_id, occurrence_at, occurrence_kind, misfire_after
      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-                 $8::timestamptz[], $9::int[], $10::text[], $11::int[], $12::int[], $13::int[], $14::int[])
+                 $8::timestamptz[], $9::int[], $10::text[], $11::int[], $12::int[], $13::int[], $14::int[],
+                 $15::uuid[], $16::uuid[], $17::timestamptz[], $18::text[], $19::timestamptz[])
        AS t(id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at, max_attempts,
-            routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms)`,
+            routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms,
+            schedule_id, occurrence_id, occurrence_at, occurrence_kind, misfire_after)`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.tenantId),
@@ -164,6 +195,11 @@ export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Pro
       rows.map((r) => retry(r).baseMs),
       rows.map((r) => retry(r).capMs),
       rows.map((r) => retry(r).jitterMs),
+      rows.map((r) => r.occurrence?.scheduleId ?? null),
+      rows.map((r) => r.occurrence?.occurrenceId ?? null),
+      rows.map((r) => r.occurrence?.occurrenceAt ?? null),
+      rows.map((r) => r.occurrence?.kind ?? null),
+      rows.map((r) => r.occurrence?.misfireAfter ?? null),
     ],
   );
 }
@@ -265,7 +301,8 @@ export async function rescheduleScheduledJob(
   deadlineAt: Date | null,
 ): Promise<Job | undefined> {
   const r = await db.query<JobDbRow>(
-    `UPDATE jobs SET due_at = $2, deadline_at = $3, version = version + 1, updated_at = now()
+    `UPDATE jobs SET due_at = $2, deadline_at = $3, version = version + 1, updated_at = now(),
+                     misfire_after = NULL -- a run of a schedule moved by hand is not judged a misfire
      WHERE id = $1 AND state = 'SCHEDULED' RETURNING *`,
     [id, dueAt, deadlineAt],
   );

@@ -49,18 +49,28 @@ export function createPool(options: PoolOptions): pg.Pool {
 /** Runs fn in one transaction: COMMIT on success, ROLLBACK on any error. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // The server may end a checked-out connection between two queries (a shutdown, a restart):
+  // node-postgres then emits 'error' on the client, an uncaught exception without a listener. The
+  // failure also reaches the transaction's next query; here it only marks the connection lost.
+  let lost: Error | undefined;
+  const onError = (err: Error) => (lost = err);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
-    client.release();
+    client.removeListener('error', onError);
+    client.release(lost);
     return result;
   } catch (err) {
-    const broken = await client.query('ROLLBACK').then(
-      () => false,
-      () => true,
-    );
-    // A connection that cannot even roll back is discarded, not returned to the pool.
+    const broken =
+      lost !== undefined ||
+      (await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      ));
+    client.removeListener('error', onError);
+    // A connection that is lost or cannot even roll back is discarded, not returned to the pool.
     client.release(broken ? (err as Error) : undefined);
     throw err;
   }

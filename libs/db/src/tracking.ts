@@ -200,6 +200,7 @@ export async function retryJobs(db: Queryable, retries: readonly RetryRecord[]):
   const r = await db.query<JobDbRow>(
     `UPDATE jobs j SET state = 'SCHEDULED', due_at = r.due_at, attempt = j.attempt + 1, fence = j.fence + 1,
                        version = j.version + 1, last_error = r.last_error, dispatched_at = NULL,
+                       misfire_after = NULL, -- a retry continues a run: never a misfire
                        started_at = NULL, finished_at = NULL, updated_at = now()
      FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::text[]) AS r(job_id, fence, due_at, last_error)
      WHERE j.id = r.job_id AND j.fence = r.fence AND j.state IN ${LIVE_STATES}

@@ -99,7 +99,7 @@ export function wireSchemaId(bytes: Buffer): number | undefined {
 }
 
 /** Network failures and 5xx answers are worth retrying; a 4xx (e.g. unknown schema id) is not. */
-function isTransientRegistryError(err: unknown): boolean {
+export function isTransientRegistryError(err: unknown): boolean {
   if (err instanceof RestError) return err.status === undefined || err.status >= 500 || err.status === 429;
   const e = err as { isAxiosError?: boolean; response?: unknown; code?: string };
   return e.isAxiosError === true ? e.response === undefined || e.response === null : false;

@@ -7,6 +7,10 @@ export const HEADERS = {
   attempt: 'kairos-attempt',
   dueAt: 'kairos-due-at',
   traceparent: 'traceparent',
+  /** Schedule requests, their outcomes and rejections: the producer's request id. */
+  requestId: 'kairos-request-id',
+  /** Rejections of schedule requests: the machine-readable reason. */
+  rejectionReason: 'kairos-rejection-reason',
 } as const;
 
 export type HeaderName = (typeof HEADERS)[keyof typeof HEADERS];

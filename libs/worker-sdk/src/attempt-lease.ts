@@ -21,9 +21,12 @@ export class AttemptLease {
   readonly #ref: AttemptRef;
   #timer: NodeJS.Timeout | undefined;
   #stopped: JobCancelled | ZombieWriteSuppressed | undefined;
+  /** False when the attempt runs without a lease (Redis refused the claim for memory). */
+  readonly #leased: boolean;
 
-  constructor(ref: AttemptRef, options: AttemptLeaseOptions) {
+  constructor(ref: AttemptRef, leased: boolean, options: AttemptLeaseOptions) {
     this.#ref = ref;
+    this.#leased = leased;
     this.#o = options;
   }
 
@@ -33,6 +36,7 @@ export class AttemptLease {
   }
 
   start(): void {
+    if (!this.#leased) return;
     this.#timer = setInterval(() => {
       this.renew().catch(this.#o.onError);
     }, this.#o.heartbeatMs);
@@ -40,7 +44,7 @@ export class AttemptLease {
   }
 
   async renew(): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#stopped || !this.#leased) return;
     const r = await this.#o.leases.renew(this.#ref, this.#o.workerId, this.#o.leaseMs);
     if (r === 'CANCELLED') this.#stop(new JobCancelled(this.#ref.jobId));
     else if (r === 'ZOMBIE')
@@ -50,6 +54,7 @@ export class AttemptLease {
   /** Stops renewing and ends the lease: `done` once the result is durable. Detects a zombie too. */
   async release(done: boolean): Promise<void> {
     clearInterval(this.#timer);
+    if (!this.#leased) return;
     const r = await this.#o.leases.release(this.#ref, this.#o.workerId, done);
     if (r === 'ZOMBIE' && !(this.#stopped instanceof ZombieWriteSuppressed)) {
       this.#stop(new ZombieWriteSuppressed(this.#ref.jobId, this.#ref.fence, 'commit refused'));

@@ -227,9 +227,7 @@ export class Worker {
     return new Promise<boolean>((durable) => {
       const task: Task = { dispatch, durable };
       // Never early: a task that arrives before its due time waits for it (outside the queue).
-      const wait = dispatch.due_at - Date.now();
-      if (wait > 0) this.#hold(task, wait);
-      else this.#enqueue(task);
+      this.#whenDue(task);
     });
   }
 
@@ -241,6 +239,21 @@ export class Worker {
       if (this.#stopping) task.durable(false);
       else this.#enqueue(task);
     }, ms);
+  }
+
+  /** Enqueues a task once its due time has passed on this clock (timers may fire a little early). */
+  #whenDue(task: Task): void {
+    const wait = task.dispatch.due_at - Date.now();
+    if (wait <= 0) {
+      this.#enqueue(task);
+      return;
+    }
+    this.#held++;
+    setTimeout(() => {
+      this.#held--;
+      if (this.#stopping) task.durable(false);
+      else this.#whenDue(task);
+    }, wait);
   }
 
   #enqueue(task: Task): void {
@@ -274,15 +287,23 @@ export class Worker {
     try {
       claim = await this.#leases.claim(ref, this.#o.workerId, this.#o.leaseMs);
     } catch (err) {
-      // No lease, no run: the task is delivered again once Redis answers.
-      this.#o.logger.error(
-        { err, jobId: d.job_id },
-        'could not claim the attempt; the task will be redelivered',
-      );
-      task.durable(false);
-      return;
+      if (err instanceof Error && /\bOOM\b/.test(err.message)) {
+        // Redis is out of memory: the delay tier runs those partitions from PostgreSQL, and the
+        // job must not wait for memory. It runs without a lease (no reaping, no zombie check);
+        // the tracker still fences its result by the job's current fence.
+        this.#o.logger.warn({ jobId: d.job_id }, 'Redis out of memory: running the attempt without a lease');
+        claim = 'UNLEASED';
+      } else {
+        // No lease, no run: the task is delivered again once Redis answers.
+        this.#o.logger.error(
+          { err, jobId: d.job_id },
+          'could not claim the attempt; the task will be redelivered',
+        );
+        task.durable(false);
+        return;
+      }
     }
-    if (claim !== 'OK') {
+    if (claim !== 'OK' && claim !== 'UNLEASED') {
       // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done, or
       // running on another worker: nothing to run here.
       this.#o.logger.info({ jobId: d.job_id, fence: d.fence, claim }, 'task discarded');
@@ -292,7 +313,7 @@ export class Worker {
     const attempt = new AbortController();
     const onShutdown = () => attempt.abort(this.#abort.signal.reason);
     this.#abort.signal.addEventListener('abort', onShutdown, { once: true });
-    const lease = new AttemptLease(ref, {
+    const lease = new AttemptLease(ref, claim === 'OK', {
       leases: this.#leases,
       workerId: this.#o.workerId,
       leaseMs: this.#o.leaseMs,

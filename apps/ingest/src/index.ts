@@ -1,0 +1,2 @@
+export { Ingest, type IngestStats } from './ingest.js';
+export type { IngestOptions } from './options.js';

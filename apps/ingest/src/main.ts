@@ -1,0 +1,58 @@
+import { JobCommands } from '@kairos/commands';
+import { kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { compileJobLimits } from '@kairos/core';
+import { createPool, ensureJobPartitions } from '@kairos/db';
+import {
+  assertPartitionCount,
+  AvroCodec,
+  createKafka,
+  createRegistryClient,
+  topicNames,
+} from '@kairos/kafka';
+import { createLogger } from '@kairos/observability';
+import { Ingest } from './ingest.js';
+import { ingestEnv } from './ingest-env.js';
+
+runMain(async () => {
+  const env = kairosEnv();
+  const ienv = ingestEnv();
+  const log = createLogger({ component: 'ingest', level: env.logLevel, base: { instance: env.instanceId } });
+  const topics = topicNames(env.topicPrefix);
+  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-ingest-${env.instanceId}` });
+  // Shards are computed here (the commands): refuse a partition count the topic does not have.
+  await assertPartitionCount(kafka, topics.jobEvents, env.jobEventPartitions);
+  const pool = createPool({
+    connectionString: env.pgUrl,
+    schema: env.dbSchema,
+    max: 4,
+    applicationName: 'kairos-ingest',
+    onIdleError: (err) => log.warn({ err }, 'idle PostgreSQL connection lost'),
+  });
+  await ensureJobPartitions(pool, new Date());
+  const registry = createRegistryClient({ url: env.registryUrl });
+  const commands = await JobCommands.create({
+    pool,
+    codec: new AvroCodec(registry),
+    jobEventsTopic: topics.jobEvents,
+    jobEventPartitions: env.jobEventPartitions,
+    limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
+  });
+  const ingest = new Ingest({
+    kafka,
+    registry,
+    commands,
+    pool,
+    topics,
+    groupId: `${env.topicPrefix}kairos-ingest`,
+    instanceId: env.instanceId,
+    ...(ienv.tenants ? { tenants: ienv.tenants } : {}),
+    partitionsConsumedConcurrently: ienv.partitionsConsumedConcurrently,
+    log,
+    onFatal: () => process.exit(1),
+  });
+  await ingest.start();
+  onShutdown(async () => {
+    await ingest.stop();
+    await pool.end();
+  });
+});

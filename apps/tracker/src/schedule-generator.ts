@@ -1,0 +1,143 @@
+import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from '@kairos/commands';
+import { inTransaction, lockSchedule, schedulesToGenerate, type Pool } from '@kairos/db';
+import type { AvroCodec } from '@kairos/kafka';
+import { silentLogger, type Logger } from '@kairos/observability';
+
+export interface ScheduleGeneratorOptions {
+  readonly pool: Pool;
+  readonly codec: AvroCodec;
+  /** Topic of job events (the connector's route for the outbox rows). */
+  readonly jobEventsTopic: string;
+  /** Lookahead, minimum ahead, most per pass (DEFAULT_GENERATION). */
+  readonly settings?: Partial<GenerationSettings>;
+  /** How often it looks for schedules to generate, ms. Default: 1,000. */
+  readonly intervalMs?: number;
+  /** Most schedules locked per query (it queries again while there are more). Default: 100. */
+  readonly batch?: number;
+  readonly log?: Logger;
+  /** Clock. Default: the system clock. */
+  readonly now?: () => Date;
+}
+
+export interface GeneratorTick {
+  /** Schedules generated this tick. */
+  readonly schedules: number;
+  readonly created: number;
+  readonly released: number;
+  readonly skipped: number;
+  readonly dropped: number;
+  /** Schedules whose pass failed (retried next tick). */
+  readonly failed: number;
+}
+
+/**
+ * Generates the occurrences of recurring schedules ahead of time. Every interval it takes the
+ * active schedules whose generation time has come (their next occurrence entered the lookahead,
+ * or fewer than minAhead generated runs remain) and those with runs waiting for a misfire
+ * decision, and runs one generation pass per schedule, each in its own transaction holding the
+ * schedule row `FOR UPDATE SKIP LOCKED`: several trackers share the work and never generate a
+ * schedule twice (and the occurrence ledger makes a repeated occurrence a no-op anyway). The
+ * cursor and the jobs commit together, so a restart resumes exactly where the last commit left it.
+ */
+export class ScheduleGenerator {
+  readonly #o: ScheduleGeneratorOptions;
+  readonly #log: Logger;
+  readonly #settings: GenerationSettings;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(options: ScheduleGeneratorOptions) {
+    this.#o = options;
+    this.#log = options.log ?? silentLogger();
+    this.#settings = { ...DEFAULT_GENERATION, ...options.settings };
+    const interval = options.intervalMs ?? 1000;
+    if (!Number.isInteger(interval) || interval < 10)
+      throw new RangeError(`intervalMs must be >= 10, got ${interval}`);
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      try {
+        await this.tick();
+      } catch (err) {
+        this.#log.error({ err }, 'schedule generation failed; retrying next interval');
+      }
+      if (!this.#running) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#o.intervalMs ?? 1000);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** One round: every schedule due for generation now, each once. */
+  async tick(): Promise<GeneratorTick> {
+    const done = new Set<string>();
+    const totals = { schedules: 0, created: 0, released: 0, skipped: 0, dropped: 0, failed: 0 };
+    const batch = this.#o.batch ?? 100;
+    for (;;) {
+      const now = this.#o.now?.() ?? new Date();
+      const ids = (await schedulesToGenerate(this.#o.pool, now, batch + done.size)).filter(
+        (id) => !done.has(id),
+      );
+      if (ids.length === 0) break;
+      for (const id of ids) {
+        if (!this.#running && this.#loop !== undefined) return totals;
+        done.add(id);
+        try {
+          const r = await inTransaction(this.#o.pool, async (tx) => {
+            const s = await lockSchedule(tx, id, true);
+            if (!s) return undefined; // another tracker (or a command) holds it
+            const at = (this.#o.now?.() ?? new Date()).getTime();
+            return generateOccurrences(
+              tx,
+              { codec: this.#o.codec, jobEventsTopic: this.#o.jobEventsTopic, settings: this.#settings },
+              s,
+              at,
+            );
+          });
+          if (!r) continue;
+          totals.schedules++;
+          totals.created += r.created.length;
+          totals.released += r.released;
+          totals.skipped += r.skipped;
+          totals.dropped += r.dropped;
+          if (r.released + r.skipped + r.dropped > 0) {
+            this.#log.warn(
+              {
+                scheduleId: id,
+                policy: r.schedule.misfire.kind,
+                released: r.released,
+                skipped: r.skipped,
+                dropped: r.dropped,
+                created: r.created.length,
+              },
+              'misfire policy applied to runs that missed their time',
+            );
+          }
+        } catch (err) {
+          totals.failed++;
+          this.#log.error({ err, scheduleId: id }, 'generation of a schedule failed; retrying next interval');
+        }
+      }
+      if (ids.length < batch) break;
+    }
+    return totals;
+  }
+}

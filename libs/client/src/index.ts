@@ -1,0 +1,12 @@
+export { KairosClient } from './client.js';
+export type { KairosClientOptions, ClientLogger } from './options.js';
+export { OutcomeTimeoutError, type RequestOutcome } from './outcomes.js';
+export type {
+  Instant,
+  RequestEnvelope,
+  ScheduleJob,
+  CancelJob,
+  RescheduleJob,
+  SentRequest,
+} from './requests.js';
+export { REJECTION_REASONS, type RejectionReason } from '@kairos/schemas';
