@@ -105,6 +105,28 @@ async function keyBytes(redis: Redis, ks: readonly string[]): Promise<{ total: n
 }
 
 /**
+ * Unlinks the keys in one MULTI, so the tier cannot rebuild between two chunks (and lose what it
+ * rebuilt to a later chunk). Retried: a shared Redis may refuse it for a moment (another test
+ * lowering maxmemory makes Redis abort the transaction).
+ */
+async function unlinkAtOnce(redis: Redis, ks: readonly string[], log: (line: string) => void): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const multi = redis.multi();
+    for (let i = 0; i < ks.length; i += 10_000) multi.unlink(...ks.slice(i, i + 10_000));
+    try {
+      await multi.exec();
+      return;
+    } catch (err) {
+      const previous = (err as { previousErrors?: Error[] }).previousErrors ?? [];
+      const why = [String(err), ...previous.map((e) => e.message)].join('; ');
+      if (attempt >= 5) throw new Error(`could not unlink the namespace's keys: ${why}`, { cause: err });
+      log(`  unlink refused (${why}); retrying`);
+      await sleep(2000);
+    }
+  }
+}
+
+/**
  * Memory per hot job, then the rebuild after the namespace's keys are gone. Returns the rows and
  * how long N jobs took from the first create to all of them in the hot set.
  */
@@ -169,9 +191,7 @@ async function hotSetPhases(
     const detectedAt = new Map<string, number>();
     let rebuiltMs = NaN;
     const m = await measured(cpuRoots, async () => {
-      const multi = redis.multi();
-      for (let i = 0; i < all.length; i += 10_000) multi.unlink(...all.slice(i, i + 10_000));
-      await multi.exec();
+      await unlinkAtOnce(redis, all, log);
       const r0 = performance.now();
       // Until the hot sets hold all N again and every partition's epoch is back (a partition
       // rebuilt between two polls shows as detected on the next one).

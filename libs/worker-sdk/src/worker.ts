@@ -18,6 +18,9 @@ interface Task {
   readonly durable: (ok: boolean) => void;
 }
 
+/** How long a task whose claim failed (Redis unreachable) waits before claiming again, ms. */
+const CLAIM_RETRY_MS = 500;
+
 /** How long a task refused by the breaker or the retry budget waits before asking again, ms. */
 const ADMISSION_RETRY_MS = 250;
 
@@ -294,12 +297,11 @@ export class Worker {
         this.#o.logger.warn({ jobId: d.job_id }, 'Redis out of memory: running the attempt without a lease');
         claim = 'UNLEASED';
       } else {
-        // No lease, no run: the task is delivered again once Redis answers.
-        this.#o.logger.error(
-          { err, jobId: d.job_id },
-          'could not claim the attempt; the task will be redelivered',
-        );
-        task.durable(false);
+        // No lease, no run yet: Redis is unreachable (a restart, a failover). The task waits here
+        // and claims again shortly; failing the batch instead would restart the consumer and stall
+        // the partition for a rejoin.
+        this.#o.logger.warn({ err, jobId: d.job_id }, 'could not claim the attempt yet; retrying');
+        this.#hold(task, CLAIM_RETRY_MS);
         return;
       }
     }
