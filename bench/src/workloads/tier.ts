@@ -1,8 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { InProcessPipeline } from '@kairos/ops';
+import { resolve } from 'node:path';
+import { InProcessPipeline, stackConfigFromEnv } from '@kairos/ops';
 import { HotSet } from '@kairos/redis';
 import { Redis } from 'ioredis';
 import { KairosAdapter } from '../adapters/kairos.js';
+import { ROOT } from '../services.js';
 import { deliveryCheck } from '../stats.js';
 import {
   keys,
@@ -53,6 +56,33 @@ function request(key: string, dueAtMs: number | null) {
     payload: { key },
     ...(dueAtMs === null ? {} : { due_at: new Date(dueAtMs).toISOString() }),
   };
+}
+
+/**
+ * The CLI counts the CPU of the stack whose pid files are under <root>/.kairos; a stack kept in
+ * KAIROS_STACK_DIR (say, on other ports, away from test runs) is found here, so its services count.
+ */
+function cpuRootsOf(ctx: WorkloadContext): readonly number[] {
+  if (ctx.cpuRoots.length > 0) return ctx.cpuRoots;
+  const run = resolve(stackConfigFromEnv(ROOT).dataDir, 'run');
+  try {
+    return readdirSync(run)
+      .filter((f) => f.endsWith('.pid'))
+      .map((f) => Number(readFileSync(resolve(run, f), 'utf8').trim()))
+      .filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    return [];
+  }
+}
+
+/** One line per variant as soon as it is measured: an interrupted run still leaves its figures. */
+function logRows(log: (line: string) => void, rows: readonly Measurement[]): void {
+  for (const variant of new Set(rows.map((r) => r.variant))) {
+    const figures = rows
+      .filter((r) => r.variant === variant)
+      .map((r) => `${r.metric} ${Number.isInteger(r.value) ? r.value : r.value.toFixed(1)} ${r.unit}`);
+    log(`  = ${variant}: ${figures.join('; ')}`);
+  }
 }
 
 /** Jobs in the hot sets (waiting and in flight), over the partitions the tier owns. */
@@ -418,7 +448,7 @@ export const tier: Workload = {
     const { adapter, size } = context;
     // The machine's load with each phase: other work on the two cores shows in every figure here.
     const log = (line: string) => context.log(`${line} (load ${loadavg()[0]?.toFixed(2)})`);
-    const ctx = { ...context, log };
+    const ctx = { ...context, log, cpuRoots: cpuRootsOf(context) };
     if (!(adapter instanceof KairosAdapter)) return [];
     const n = size === 'full' ? 100_000 : 5_000;
     const out: Measurement[] = [];
@@ -432,8 +462,11 @@ export const tier: Workload = {
       log(`  hot-set memory and rebuild, ${n} jobs`);
       const hotPhases = await hotSetPhases(ctx, adapter, inHot, n);
       out.push(...hotPhases.rows);
+      logRows(log, hotPhases.rows);
       log(`  herd of ${n}`);
-      out.push(...(await herd(ctx, adapter, inHot, n, hotPhases.hotSeconds)));
+      const herdRows = await herd(ctx, adapter, inHot, n, hotPhases.hotSeconds);
+      out.push(...herdRows);
+      logRows(log, herdRows);
     } finally {
       statsRedis.disconnect();
     }
@@ -441,7 +474,9 @@ export const tier: Workload = {
     await adapter.teardown();
     for (const preDispatchMs of PRE_DISPATCH) {
       log(`  steady ${LAG_RATE}/s, pre-dispatch ${preDispatchMs} ms`);
-      out.push(...(await steady(ctx, preDispatchMs)));
+      const rows = await steady(ctx, preDispatchMs);
+      out.push(...rows);
+      logRows(log, rows);
     }
     return out;
   },
