@@ -172,10 +172,12 @@ export class Dispatcher {
         deadlineAt: new Date(r.deadline_at ?? 0),
       })),
     );
+    // Reported as soon as PostgreSQL has it: a later ack refused for a stale epoch must not
+    // hide a dispatch that happened.
+    this.#report([], expired, nowMs);
     // Each resource class on its own: a class whose topic is missing or failing keeps its jobs
     // in flight (reclaimed and retried) without holding back the other classes' jobs.
     const settled: HotRecord[] = [...expired];
-    const sent: HotRecord[] = [];
     for (const [topic, group] of this.#o.messages.byTopic(live)) {
       const messages = await Promise.all(group.map((r) => this.#o.messages.build(r, epoch, nowMs)));
       try {
@@ -200,7 +202,11 @@ export class Dispatcher {
         );
         // Unclaimed jobs were cancelled, rescheduled or dispatched meanwhile: dropped here.
         settled.push(...group);
-        sent.push(...group.filter((r) => claimed.has(r.job_id)));
+        this.#report(
+          group.filter((r) => claimed.has(r.job_id)),
+          [],
+          nowMs,
+        );
       } catch (err) {
         if (isKairosError(err, 'STALE_EPOCH')) throw err;
         this.#o.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
@@ -211,7 +217,6 @@ export class Dispatcher {
       epoch,
       settled.map((r) => ({ jobId: r.job_id, version: r.version })),
     );
-    this.#report(sent, expired, nowMs);
     return plan.classes.some((c) => c.limit > 0 && (perClass.get(c.name) ?? 0) >= c.limit);
   }
 
