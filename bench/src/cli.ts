@@ -42,6 +42,8 @@ async function warmUp(adapter: Adapter): Promise<void> {
   await adapter.stopWorker();
 }
 
+const ALL_SYSTEMS = 'kairos,bullmq,pg-boss,graphile-worker';
+
 const program = new Command('bench')
   .description('Kairos side by side with BullMQ, pg-boss and Graphile Worker')
   .argument(
@@ -50,13 +52,21 @@ const program = new Command('bench')
   )
   .addOption(new Option('--size <size>', 'job counts').choices(['small', 'full']).default('small'))
   .option('--runs <n>', 'measured runs per cell (median reported); default 1 small, 3 full')
-  .option('--systems <list>', 'comma-separated systems', 'kairos,bullmq,pg-boss,graphile-worker')
+  .option('--systems <list>', 'comma-separated systems', ALL_SYSTEMS)
   .option('--out <dir>', 'results folder; default bench/results/full, or bench/results/tmp/<size>')
+  .option('--concurrency <list>', 'W2 drain: comma-separated worker concurrency levels', '1,24,100')
   .option('--merge', 'keep the results already in the folder, replacing only the workloads run now')
   .action(
     async (
       which: string,
-      opts: { size: Size; runs?: string; systems: string; out?: string; merge?: boolean },
+      opts: {
+        size: Size;
+        runs?: string;
+        systems: string;
+        out?: string;
+        merge?: boolean;
+        concurrency: string;
+      },
     ) => {
       const workloads =
         which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which || w.aliases?.includes(which));
@@ -64,6 +74,9 @@ const program = new Command('bench')
       const runs = Number(opts.runs ?? (opts.size === 'full' ? 3 : 1));
       if (!Number.isInteger(runs) || runs < 1)
         throw new Error(`--runs must be a positive integer, got ${opts.runs}`);
+      const concurrency = opts.concurrency.split(',').map((c) => Number(c.trim()));
+      if (concurrency.some((c) => !Number.isInteger(c) || c < 1))
+        throw new Error(`--concurrency must list positive integers, got ${opts.concurrency}`);
       const systems = adapters(opts.systems.split(',').map((s) => s.trim()));
       const services = await benchServices(ROOT, log);
       const cpuRoots = stackPids(ROOT);
@@ -91,7 +104,7 @@ const program = new Command('bench')
           runs,
           date: new Date().toISOString(),
           machine: machine(),
-          command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}`,
+          command: `npm run bench -- ${which} --size ${opts.size}${opts.runs ? ` --runs ${opts.runs}` : ''}${opts.systems === ALL_SYSTEMS ? '' : ` --systems ${opts.systems}`}${opts.concurrency === '1,24,100' ? '' : ` --concurrency ${opts.concurrency}`}`,
           seconds: (Date.now() - t0) / 1000,
           failures,
         });
@@ -104,7 +117,7 @@ const program = new Command('bench')
             try {
               await adapter.setup(env);
               await warmUp(adapter);
-              const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log });
+              const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log, concurrency });
               raw.push(...rows);
               for (const r of rows) {
                 log(

@@ -22,6 +22,8 @@ export interface WorkloadContext {
   readonly size: Size;
   readonly cpuRoots: readonly number[];
   readonly log: (line: string) => void;
+  /** W2's worker concurrency levels (--concurrency); default 1, 24, 100. */
+  readonly concurrency?: readonly number[];
 }
 
 export interface Workload {

@@ -5,8 +5,8 @@ import { createSchedule, Executions, runsOf, sleep, type RunRow } from '../suppo
 
 /** Misfire tolerance of the test's schedules: a run at most this late is on time. */
 const TOLERANCE_MS = 3000;
-/** How long the delay tier and the tracker stay down (the issue says 30 s; 12 s keeps the suite short). */
-const DOWN_MS = 12_000;
+/** How long the delay tier and the tracker stay down, as the issue asks. */
+const DOWN_MS = 30_000;
 const WITHIN_MS = 7000;
 
 const POLICIES = {
@@ -157,10 +157,9 @@ test(`with the delay tier and the tracker down ${DOWN_MS / 1000} s, each misfire
   }
 }, 300_000);
 
-// Known defect (issue 8 left open): under CI load fire_latest produced two catch-up runs here — a
-// catch-up run that itself passes its misfire deadline while the delay tier is still down gets a
-// second decision. Skipped until fixed; the test with both components down covers the policies.
-test.skip('with only the delay tier down, the generator keeps deciding on the late runs: still exactly the promised catch-up runs', async () => {
+// The generator decides on late runs every pass while the delay tier is down; a slow recovery lets
+// more runs miss after a catch-up was dispatched: those count against the same outage's quota.
+test('with only the delay tier down, the generator keeps deciding on the late runs: still exactly the promised catch-up runs', async () => {
   const ns = await useNamespace('schedules-misfire-tier');
   // The default lookahead (2 minutes): every run of the outage was generated before it.
   const p = await startPipeline(ns, {
@@ -222,9 +221,10 @@ test.skip('with only the delay tier down, the generator keeps deciding on the la
         policy,
       ).toEqual(Array(expected).fill('SUCCEEDED'));
     else {
-      // within: each catch-up was younger than the window when it was released.
+      // within: each catch-up was dispatched while younger than the window.
       expect(catchUps.length, policy).toBeGreaterThan(0);
-      for (const r of catchUps) expect(r.updatedAt - r.occurrenceAt, policy).toBeLessThan(WITHIN_MS);
+      for (const r of catchUps)
+        expect(r.dispatchedAt! - r.occurrenceAt, policy).toBeLessThanOrEqual(WITHIN_MS);
     }
     // Everything after the catch-ups ran on time, one run per second, nothing in between.
     const runs = window.filter((r) => r.state === 'SUCCEEDED').map((r) => r.occurrenceAt);

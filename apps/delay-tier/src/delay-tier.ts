@@ -360,6 +360,7 @@ export class DelayTier {
     await this.#reaper.stop();
     await this.#preloader.stop();
     await this.#dispatcher.stop();
+    await this.#ownership.recovered();
     await this.#consumer.disconnect();
     await this.#producer.disconnect();
   }

@@ -136,7 +136,14 @@ export class Dispatcher {
       return await this.#dispatchHot(partition, epoch);
     } catch (err) {
       if (isKairosError(err, 'STALE_EPOCH')) {
-        await this.#o.ownership.onStale(partition, epoch);
+        // Not awaited: a rebuild of one partition must not pause dispatch for the others; the
+        // partition is left out of the rounds until it is whole again.
+        this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
+          this.#o.log.error(
+            { err: e, partition },
+            'recovering a stale partition failed; retrying on next stale',
+          );
+        });
         return false;
       }
       if (isKairosError(err, 'REDIS_OOM')) {

@@ -77,7 +77,13 @@ export class Ownership {
 
   /** Owned partitions that may dispatch now (none during a rebalance). */
   dispatchable(): number[] {
-    return this.#suspended ? [] : this.owned();
+    // A partition being rebuilt dispatches again once its hot set is whole.
+    return this.#suspended ? [] : this.owned().filter((p) => !this.#recovering.has(p));
+  }
+
+  /** Resolves when no partition is being recovered (stop waits for them). */
+  async recovered(): Promise<void> {
+    await Promise.allSettled([...this.#recovering.values()]);
   }
 
   /**

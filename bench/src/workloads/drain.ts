@@ -2,15 +2,15 @@ import { KairosAdapter } from '../adapters/kairos.js';
 import { deliveryCheck } from '../stats.js';
 import { keys, measured, settle, StartLog, type Measurement, type Workload } from '../workload.js';
 
-/** W2: drain jobs that are already due, at concurrency 1, 24 and 100. */
+/** W2: drain jobs that are already due, at concurrency 1, 24 and 100 (or the levels given). */
 export const drain: Workload = {
   id: 'w2',
   title: 'W2 drain',
-  async run({ adapter, size, cpuRoots, log }) {
+  async run({ adapter, size, cpuRoots, log, concurrency: levels = [1, 24, 100] }) {
     const n = size === 'full' ? 100_000 : 2_000;
     const out: Measurement[] = [];
     let enqueued = 0;
-    for (const concurrency of [1, 24, 100]) {
+    for (const concurrency of levels) {
       // Concurrency 1 drains one job at a time; a tenth of the jobs shows its rate.
       const count = concurrency === 1 ? Math.max(200, n / 10) : n;
       const ks = keys(`w2-c${concurrency}`, count);

@@ -13,6 +13,7 @@ import {
   type Schedule,
 } from '@kairos/core';
 import {
+  dispatchedCatchUps,
   findJobs,
   insertJobs,
   insertOccurrences,
@@ -226,7 +227,7 @@ export async function generateOccurrences(
   // occurrence never generated. Catch-up runs chosen before and not dispatched yet join the
   // decision then (a newer miss may supersede them), and are otherwise left alone.
   type Missed = { fireAt: number } & ({ job: (typeof late)[number] } | { occurrence: Occurrence });
-  const undecided = late.some((r) => r.misfireAfter !== null);
+  const undecided = late.some((r) => r.misfireAfter !== null && r.misfireAfter.getTime() < nowMs);
   const missed: Missed[] =
     undecided || first
       ? [
@@ -234,7 +235,11 @@ export async function generateOccurrences(
           ...newMissed.map((occurrence) => ({ fireAt: occurrence.instant + offset, occurrence })),
         ]
       : [];
-  const { run, drop } = selectMissedRuns(locked.misfire, missed, nowMs);
+  const oldestMissed = Math.min(
+    ...missed.map((m) => ('job' in m ? m.job.occurrenceAt.getTime() : m.occurrence.instant)),
+  );
+  const alreadyRun = missed.length > 0 ? await dispatchedCatchUps(tx, locked.id, new Date(oldestMissed)) : 0;
+  const { run, drop } = selectMissedRuns(locked.misfire, missed, nowMs, alreadyRun);
   const reason = `misfire: missed by more than ${tolerance} ms; policy ${locked.misfire.kind}`;
   const skipped = await skipRuns(
     tx,
@@ -242,9 +247,13 @@ export async function generateOccurrences(
     reason,
   );
   dropped += drop.filter((m) => 'occurrence' in m).length;
+  // Under `within`, a catch-up must be dispatched while younger than the window: past it, it comes
+  // back to the decision like any late run (and is dropped).
+  const window = locked.misfire.kind === 'within' ? locked.misfire.windowMs : null;
   const released = await releaseLateRuns(
     tx,
-    run.flatMap((m) => ('job' in m && m.job.misfireAfter !== null ? [m.job.id] : [])),
+    run.flatMap((m) => ('job' in m && m.job.kind !== 'catch_up' ? [m.job.id] : [])),
+    window,
   );
   for (const m of run) {
     if (!('occurrence' in m)) continue;
@@ -258,7 +267,7 @@ export async function generateOccurrences(
         occurrenceAt: o.instant,
         kind: 'catch_up',
         dueAt: fireAt,
-        misfireAfter: null,
+        misfireAfter: window === null ? null : fireAt + window,
       }),
     });
   }

@@ -52,6 +52,15 @@ describe('selectMissedRuns', () => {
   test('nothing missed, nothing to run', () => {
     expect(selectMissedRuns({ kind: 'fire_latest' }, [], now)).toEqual({ run: [], drop: [] });
   });
+  test('catch-up runs of the same outage already dispatched count against the quota', () => {
+    expect(fires(selectMissedRuns({ kind: 'fire_latest' }, missed, now, 1).run)).toEqual([]);
+    expect(fires(selectMissedRuns({ kind: 'fire_latest' }, missed, now, 1).drop)).toEqual(fires(missed));
+    expect(fires(selectMissedRuns({ kind: 'fire_all', maxCount: 3 }, missed, now, 2).run)).toEqual([5000]);
+    expect(fires(selectMissedRuns({ kind: 'fire_all', maxCount: 3 }, missed, now, 5).run)).toEqual([]);
+    expect(
+      fires(selectMissedRuns({ kind: 'within', windowMs: 7500, maxCount: 2 }, missed, now, 1).run),
+    ).toEqual([5000]);
+  });
 });
 
 describe('decideOverlap', () => {

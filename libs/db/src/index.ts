@@ -6,3 +6,5 @@ export * from './epochs.js';
 export * from './dispatch.js';
 export * from './request-ledger.js';
 export * from './schedules.js';
+export * from './schedule-occurrences.js';
+export * from './schedule-runs.js';

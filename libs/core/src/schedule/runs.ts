@@ -69,15 +69,20 @@ export function misfireQuota(policy: MisfirePolicy): number {
  * which still run at `nowMs` under the policy: none (skip), the newest (fire_latest), the newest
  * maxCount (fire_all), or the newest maxCount of those younger than the window (within). The rest
  * are dropped. Returns both, each oldest first.
+ *
+ * `alreadyRun`: catch-up runs of the same outage dispatched before this decision (a slow recovery
+ * can let more runs miss after one catch-up was dispatched). They count against the policy's
+ * quota, so one outage never gets more catch-up runs than the policy promises.
  */
 export function selectMissedRuns<T extends { readonly fireAt: number }>(
   policy: MisfirePolicy,
   missed: readonly T[],
   nowMs: number,
+  alreadyRun = 0,
 ): { run: T[]; drop: T[] } {
   const eligible =
     policy.kind === 'within' ? missed.filter((m) => m.fireAt > nowMs - policy.windowMs) : [...missed];
-  const quota = misfireQuota(policy);
+  const quota = Math.max(0, misfireQuota(policy) - alreadyRun);
   const run = quota === 0 ? [] : eligible.slice(-quota);
   const kept = new Set(run);
   return { run, drop: missed.filter((m) => !kept.has(m)) };
