@@ -1,5 +1,5 @@
 import type { OccurrenceGate } from '@kairos/commands';
-import { isKairosError, KairosError } from '@kairos/core';
+import { isKairosError, KairosError, PollLoop } from '@kairos/core';
 import {
   claimJobsForDispatch,
   expireJobs,
@@ -70,48 +70,38 @@ async function retryOnSerialization<T>(fn: () => Promise<T>, tries = 3): Promise
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions;
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  readonly #loop: PollLoop;
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
+    this.#loop = new PollLoop({
+      round: () => this.#round(),
+      intervalMs: options.idleMs,
+      onError: (err) => options.log.error({ err }, 'dispatch round failed'),
+    });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
+    await this.#loop.stop();
   }
 
-  async #run(): Promise<void> {
-    while (this.#running) {
-      let busy = false;
-      for (const partition of this.#o.ownership.dispatchable()) {
-        try {
-          if (await this.#dispatchPartition(partition)) busy = true;
-        } catch (err) {
-          // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
-          // popped jobs stay in flight and are reclaimed.
-          this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying next round');
-        }
-      }
-      if (!busy) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#o.idleMs);
-          this.#wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+  /** One pass over the dispatchable partitions; true when one had a full batch (more may be due). */
+  async #round(): Promise<boolean> {
+    let busy = false;
+    for (const partition of this.#o.ownership.dispatchable()) {
+      try {
+        if (await this.#dispatchPartition(partition)) busy = true;
+      } catch (err) {
+        // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
+        // popped jobs stay in flight and are reclaimed.
+        this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying next round');
       }
     }
+    return busy;
   }
 
   /** Returns true when the partition had a full batch (more may be due). */

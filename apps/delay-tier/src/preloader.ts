@@ -1,4 +1,4 @@
-import { isKairosError } from '@kairos/core';
+import { isKairosError, PollLoop } from '@kairos/core';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Redis } from 'ioredis';
@@ -37,29 +37,28 @@ export class Preloader {
   /** Window each partition was last hydrated with (to notice a shrink). */
   readonly #windowOf = new Map<number, number>();
   #lastProbe = 0;
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  readonly #loop: PollLoop;
 
   constructor(options: PreloaderOptions) {
     this.#o = options;
+    this.#loop = new PollLoop({
+      round: () => this.#round(),
+      intervalMs: options.intervalMs,
+      onError: (err) => options.log.error({ err }, 'pre-loading round failed'),
+    });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
+    await this.#loop.stop();
   }
 
   /** Run a round now (the window changed). */
   nudge(): void {
-    this.#wake?.();
+    this.#loop.wake();
   }
 
   /** A new owner rebuilt the partition with this window. */
@@ -71,36 +70,25 @@ export class Preloader {
     this.#windowOf.delete(partition);
   }
 
-  async #run(): Promise<void> {
-    while (this.#running) {
-      const owned = this.#o.ownership.owned();
-      const probe = Date.now() - this.#lastProbe >= this.#o.probeMs;
-      if (probe) this.#lastProbe = Date.now();
-      for (const partition of owned) {
-        if (!this.#running) break;
-        try {
-          if (this.#o.modes.isFallback(partition)) {
-            if (probe) await this.#tryRecover(partition);
-          } else {
-            await this.#topUp(partition);
-          }
-        } catch (err) {
-          if (isKairosError(err, 'REDIS_OOM')) this.#o.onOom(partition);
-          else if (!isKairosError(err, 'STALE_EPOCH'))
-            this.#o.log.error({ err, partition }, 'pre-loading failed; retrying next round');
+  async #round(): Promise<void> {
+    const owned = this.#o.ownership.owned();
+    const probe = Date.now() - this.#lastProbe >= this.#o.probeMs;
+    if (probe) this.#lastProbe = Date.now();
+    for (const partition of owned) {
+      if (!this.#loop.running) return;
+      try {
+        if (this.#o.modes.isFallback(partition)) {
+          if (probe) await this.#tryRecover(partition);
+        } else {
+          await this.#topUp(partition);
         }
+      } catch (err) {
+        if (isKairosError(err, 'REDIS_OOM')) this.#o.onOom(partition);
+        else if (!isKairosError(err, 'STALE_EPOCH'))
+          this.#o.log.error({ err, partition }, 'pre-loading failed; retrying next round');
       }
-      await this.#o
-        .onRound?.(owned)
-        .catch((err: unknown) => this.#o.log.warn({ err }, 'metrics round failed'));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#o.intervalMs);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
     }
+    await this.#o.onRound?.(owned).catch((err: unknown) => this.#o.log.warn({ err }, 'metrics round failed'));
   }
 
   async #topUp(partition: number): Promise<void> {

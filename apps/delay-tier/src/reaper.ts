@@ -1,4 +1,4 @@
-import { isKairosError } from '@kairos/core';
+import { isKairosError, PollLoop } from '@kairos/core';
 import { findJobs, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
@@ -36,24 +36,25 @@ export const LEASE_EXPIRED = 'LeaseExpired';
  */
 export class Reaper {
   readonly #o: ReaperOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #round: Promise<void> = Promise.resolve();
+  readonly #loop: PollLoop;
   #registered = false;
 
   constructor(options: ReaperOptions) {
     this.#o = options;
+    // Rounds never overlap: a slow one delays the next.
+    this.#loop = new PollLoop({
+      round: () => this.#reapAll(),
+      intervalMs: options.intervalMs,
+      onError: (err) => options.log.error({ err }, 'reaping round failed'),
+    });
   }
 
   start(): void {
-    this.#timer = setInterval(() => {
-      // Rounds never overlap: a slow one delays the next.
-      this.#round = this.#round.then(() => this.#reapAll());
-    }, this.#o.intervalMs);
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    await this.#round;
+    await this.#loop.stop();
   }
 
   async #reapAll(): Promise<void> {
@@ -64,7 +65,11 @@ export class Reaper {
       try {
         await this.#reap(partition, epoch);
       } catch (err) {
-        if (isKairosError(err, 'STALE_EPOCH')) await this.#o.ownership.onStale(partition, epoch);
+        // Not awaited: the partition's rebuild must not hold up reaping the others.
+        if (isKairosError(err, 'STALE_EPOCH'))
+          this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
+            this.#o.log.error({ err: e, partition }, 'recovering a stale partition failed');
+          });
         else this.#o.log.error({ err, partition }, 'reaping leases failed; retrying next round');
       }
     }

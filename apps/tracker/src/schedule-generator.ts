@@ -2,6 +2,7 @@ import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from
 import { inTransaction, lockSchedule, schedulesToGenerate, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
+import { PollLoop } from '@kairos/core';
 
 export interface ScheduleGeneratorOptions {
   readonly pool: Pool;
@@ -43,9 +44,9 @@ export class ScheduleGenerator {
   readonly #o: ScheduleGeneratorOptions;
   readonly #log: Logger;
   readonly #settings: GenerationSettings;
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  readonly #loop: PollLoop;
+  /** stop() was called: a round in progress gives up between schedules. */
+  #stopping = false;
 
   constructor(options: ScheduleGeneratorOptions) {
     this.#o = options;
@@ -54,36 +55,21 @@ export class ScheduleGenerator {
     const interval = options.intervalMs ?? 1000;
     if (!Number.isInteger(interval) || interval < 10)
       throw new RangeError(`intervalMs must be >= 10, got ${interval}`);
+    this.#loop = new PollLoop({
+      round: async () => void (await this.tick()),
+      intervalMs: interval,
+      onError: (err) => this.#log.error({ err }, 'schedule generation failed; retrying next interval'),
+    });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#stopping = false;
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      try {
-        await this.tick();
-      } catch (err) {
-        this.#log.error({ err }, 'schedule generation failed; retrying next interval');
-      }
-      if (!this.#running) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.#o.intervalMs ?? 1000);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    this.#stopping = true;
+    await this.#loop.stop();
   }
 
   /** One round: every schedule due for generation now, each once. */
@@ -98,7 +84,7 @@ export class ScheduleGenerator {
       );
       if (ids.length === 0) break;
       for (const id of ids) {
-        if (!this.#running && this.#loop !== undefined) return totals;
+        if (this.#stopping) return totals;
         done.add(id);
         try {
           const r = await inTransaction(this.#o.pool, async (tx) => {

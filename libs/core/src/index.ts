@@ -26,3 +26,4 @@ export * from './schedule/misfire.js';
 export * from './schedule/preview.js';
 export * from './schedule/spec.js';
 export * from './schedule/runs.js';
+export * from './poll-loop.js';
