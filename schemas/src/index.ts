@@ -151,17 +151,87 @@ export interface RescheduleJobRecord {
   clear_deadline: boolean;
 }
 
+/** What each run of a schedule is (a create's job fields, JSON payload text, and each run's deadline). */
+export interface ScheduleJobTemplateRecord {
+  type: string;
+  resource_class: string;
+  /** JSON text. */
+  payload: string;
+  max_attempts: number | null;
+  retry: RetryPolicyRecord | null;
+  deadline_ms: number | null;
+}
+
+/** Strings as the HTTP API takes them (the command handlers validate them): null takes the default. */
+export interface DstPolicyRecord {
+  gap: string | null;
+  overlap: string | null;
+}
+
+export interface MisfirePolicyRecord {
+  kind: string;
+  max_count: number | null;
+  window_ms: number | null;
+}
+
+/** A schedule's rules: the fields of POST /v1/schedules but the tenant and idempotency key. */
+export interface ScheduleRulesRecord {
+  cron: string;
+  time_zone: string;
+  start_at: number | null;
+  end_at: number | null;
+  job: ScheduleJobTemplateRecord;
+  dst: DstPolicyRecord | null;
+  misfire: MisfirePolicyRecord | null;
+  overlap: string | null;
+  jitter_ms: number | null;
+}
+
+export type CreateScheduleRecord = ScheduleRulesRecord;
+
+export interface UpdateScheduleRecord extends ScheduleRulesRecord {
+  schedule_id: string;
+  expected_version: number | null;
+}
+
+/** PauseSchedule, DeleteSchedule and TriggerSchedule name only their schedule. */
+export interface ScheduleIdRecord {
+  schedule_id: string;
+}
+
+export interface ResumeScheduleRecord extends ScheduleIdRecord {
+  catch_up: boolean;
+}
+
 /**
  * The command union as Avro's JSON encoding has it: one key, the branch's full name. New commands
- * (schedules) are added as new members.
+ * are added as new members at the end.
  */
 export type ScheduleCommandRecord =
   | { 'io.kairos.requests.CreateJob': CreateJobRecord }
   | { 'io.kairos.requests.CancelJob': CancelJobRecord }
-  | { 'io.kairos.requests.RescheduleJob': RescheduleJobRecord };
+  | { 'io.kairos.requests.RescheduleJob': RescheduleJobRecord }
+  | { 'io.kairos.requests.CreateSchedule': CreateScheduleRecord }
+  | { 'io.kairos.requests.UpdateSchedule': UpdateScheduleRecord }
+  | { 'io.kairos.requests.PauseSchedule': ScheduleIdRecord }
+  | { 'io.kairos.requests.ResumeSchedule': ResumeScheduleRecord }
+  | { 'io.kairos.requests.DeleteSchedule': ScheduleIdRecord }
+  | { 'io.kairos.requests.TriggerSchedule': ScheduleIdRecord };
+
+/** Short names of the job commands. */
+export type JobCommandName = 'CreateJob' | 'CancelJob' | 'RescheduleJob';
+
+/** Short names of the schedule commands. */
+export type RecurringScheduleCommandName =
+  | 'CreateSchedule'
+  | 'UpdateSchedule'
+  | 'PauseSchedule'
+  | 'ResumeSchedule'
+  | 'DeleteSchedule'
+  | 'TriggerSchedule';
 
 /** Short names of the commands (`CreateJob`…), as outcomes and rejections report them. */
-export type ScheduleCommandName = 'CreateJob' | 'CancelJob' | 'RescheduleJob';
+export type ScheduleCommandName = JobCommandName | RecurringScheduleCommandName;
 
 /** A command on schedule-requests (key = idempotency_key). */
 export interface ScheduleRequestRecord {
@@ -191,6 +261,10 @@ export const REJECTION_REASONS = [
   'JOB_NOT_FOUND',
   /** Cancel of a finished job, or reschedule of a job that is no longer SCHEDULED. */
   'JOB_STATE_CONFLICT',
+  /** A schedule command naming a schedule this tenant does not have. */
+  'SCHEDULE_NOT_FOUND',
+  /** A change of a DELETED schedule, or an update whose expected_version is not the schedule's. */
+  'SCHEDULE_STATE_CONFLICT',
   /** The request kept failing unexpectedly while PostgreSQL answered; see the ingest's log. */
   'INTERNAL_ERROR',
 ] as const;
@@ -238,4 +312,8 @@ export interface ScheduleRequestOutcomeRecord {
   due_at: number;
   version: number;
   applied_at: number;
+  /** Schedule commands' schedule (absent in outcomes written before the field existed). */
+  schedule_id?: string | null;
+  /** Schedule commands: the schedule's next fire time after the command, if it has one. */
+  next_fire_at?: number | null;
 }

@@ -1,26 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test } from 'vitest';
-import { KairosClient, type RequestOutcome, type SentRequest } from '@kairos/client';
-import type { Namespace } from '../support/namespace.js';
+import type { RequestOutcome, SentRequest } from '@kairos/client';
 import { useNamespace } from '../support/namespace.js';
-import { startIngest } from '../support/ingest.js';
+import { startClient, startIngest } from '../support/ingest.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
 
 /** Requests of the bulk round: 10,000 unless KAIROS_E2E_REQUESTS says otherwise (a smaller smoke run). */
 const BULK = Number(process.env.KAIROS_E2E_REQUESTS ?? 10_000);
-
-function client(ns: Namespace): KairosClient {
-  const c = new KairosClient({
-    brokers: ns.services.kafkaBrokers.split(','),
-    registryUrl: ns.services.registryUrl,
-    topicPrefix: ns.prefix,
-    tenant: 'acme',
-    outcomes: true,
-    outcomeTimeoutMs: 300_000,
-  });
-  ns.defer(() => c.close());
-  return c;
-}
 
 function accepted(o: RequestOutcome): Extract<RequestOutcome, { status: 'accepted' }> {
   if (o.status !== 'accepted') throw new Error(`rejected: ${o.reason}: ${o.message}`);
@@ -37,7 +23,7 @@ test(`${BULK} creates produced through libs/client become exactly ${BULK} jobs t
   const worker = p.worker({ concurrency: 200 });
   worker.handle('bulk', (_payload, ctx) => void ran.set(ctx.jobId, (ran.get(ctx.jobId) ?? 0) + 1));
   await worker.start();
-  const c = client(ns);
+  const c = startClient(ns);
   await c.start();
 
   const t0 = Date.now();
@@ -95,7 +81,7 @@ test('cancels and reschedules through the topic take effect; repeats change noth
     (_payload, ctx) => void runs.push({ jobId: ctx.jobId, at: Date.now(), dueAt: ctx.dueAt.getTime() }),
   );
   await worker.start();
-  const c = client(ns);
+  const c = startClient(ns);
   await c.start();
   const outcome = async (sent: Promise<SentRequest>) => c.awaitOutcome(await sent);
   const create = async (key: string, extra: Record<string, unknown> = {}) =>

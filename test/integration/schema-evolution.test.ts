@@ -134,8 +134,8 @@ test('the check has teeth: breaking changes to the request contract are refused,
   const added = variant((s) =>
     command(s).push({
       type: 'record',
-      name: 'PauseSchedule',
-      fields: [{ name: 'schedule_id', type: 'string' }],
+      name: 'ReplayDeadLetter',
+      fields: [{ name: 'dlq_entry_id', type: 'string' }],
     } as never),
   );
   expect(await registry.testSubjectCompatibility(subject, added)).toBe(true);

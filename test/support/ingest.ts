@@ -1,5 +1,6 @@
 import type { Client } from '@confluentinc/schemaregistry';
-import { JobCommands } from '@kairos/commands';
+import { KairosClient, type KairosClientOptions } from '@kairos/client';
+import { JobCommands, ScheduleCommands } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
 import { Ingest, type IngestOptions } from '@kairos/ingest';
@@ -21,6 +22,7 @@ export interface IngestHarness {
   readonly ingest: Ingest;
   readonly pool: Pool;
   readonly commands: JobCommands;
+  readonly schedules: ScheduleCommands;
   readonly topics: TopicNames;
   readonly registry: Client;
   /** Fatal errors the ingest reported (a test expects none). */
@@ -44,9 +46,11 @@ export async function startIngest(
   const topics = topicNames(ns.prefix);
   let pool: Pool;
   let commands: JobCommands;
+  let schedules: ScheduleCommands;
   if (options.pipeline) {
     pool = options.pipeline.pool;
     commands = options.pipeline.commands;
+    schedules = options.pipeline.schedules;
   } else {
     const pgUrl = options.pgUrl ?? ns.services.pgUrl;
     if (options.pgUrl !== undefined) {
@@ -67,19 +71,22 @@ export async function startIngest(
         jobEventPartitions: ns.services.jobEventPartitions,
       }),
     );
-    commands = await JobCommands.create({
+    const handlers = {
       pool,
       codec: new AvroCodec(registry),
       jobEventsTopic: topics.jobEvents,
       jobEventPartitions: ns.services.jobEventPartitions,
       limits: compileJobLimits({ resourceClasses: RESOURCE_CLASSES }),
-    });
+    };
+    commands = await JobCommands.create(handlers);
+    schedules = await ScheduleCommands.create(handlers);
   }
   const fatal: Error[] = [];
   const ingest = new Ingest({
     kafka: ns.kafka,
     registry,
     commands,
+    schedules,
     pool,
     topics,
     groupId: `${ns.prefix}ingest`,
@@ -90,7 +97,7 @@ export async function startIngest(
   });
   await ingest.start();
   ns.defer(() => ingest.stop());
-  return { ingest, pool, commands, topics, registry, fatal };
+  return { ingest, pool, commands, schedules, topics, registry, fatal };
 }
 
 export interface Answers {
@@ -130,4 +137,22 @@ export async function collectAnswers(ns: Namespace, registry: Client): Promise<A
   });
   ns.defer(() => consumer.disconnect());
   return answers;
+}
+
+/**
+ * A producer on the public SDK (libs/client) in the namespace: tenant `acme` and outcomes followed
+ * unless `options` say otherwise; closed on cleanup.
+ */
+export function startClient(ns: Namespace, options: Partial<KairosClientOptions> = {}): KairosClient {
+  const c = new KairosClient({
+    brokers: ns.services.kafkaBrokers.split(','),
+    registryUrl: ns.services.registryUrl,
+    topicPrefix: ns.prefix,
+    tenant: 'acme',
+    outcomes: true,
+    outcomeTimeoutMs: 300_000,
+    ...options,
+  });
+  ns.defer(() => c.close());
+  return c;
 }

@@ -1,5 +1,5 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
-import { intVar, kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { intVar, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions } from '@kairos/db';
 import {
@@ -45,15 +45,7 @@ runMain(async () => {
     jobEventsTopic: topics.jobEvents,
     jobEventPartitions: env.jobEventPartitions,
     limits,
-    misfireToleranceMs: intVar(process.env, 'KAIROS_MISFIRE_TOLERANCE_MS', 5000, 1000, 3_600_000),
-    generation: {
-      lookaheadMs: intVar(process.env, 'KAIROS_SCHEDULE_LOOKAHEAD_MS', 120_000, 1000, 86_400_000),
-      minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),
-    },
-    backfill: {
-      maxCount: intVar(process.env, 'KAIROS_BACKFILL_MAX_COUNT', 1000, 1, 100_000),
-      ratePerSec: intVar(process.env, 'KAIROS_BACKFILL_RATE_PER_SEC', 10, 1, 10_000),
-    },
+    ...scheduleEnv(),
   });
   const app = createApiServer({ commands, schedules, log });
   const url = await app.listen({ host, port });

@@ -82,7 +82,9 @@ export class AnswerWriter {
       headers: {
         [HEADERS.requestId]: record.request_id,
         [HEADERS.tenant]: record.tenant,
-        [HEADERS.jobId]: record.job_id,
+        // A schedule command other than a trigger concerns no job.
+        ...(record.job_id === '' ? {} : { [HEADERS.jobId]: record.job_id }),
+        ...(record.schedule_id ? { [HEADERS.scheduleId]: record.schedule_id } : {}),
         ...(traceparent === null ? {} : { [HEADERS.traceparent]: traceparent }),
       },
     };

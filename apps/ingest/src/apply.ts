@@ -1,16 +1,17 @@
-import type { CreateResult, JobCommands } from '@kairos/commands';
-import { isKairosError, KairosError, type Job } from '@kairos/core';
+import type { CreateResult, JobCommands, ScheduleCommands } from '@kairos/commands';
+import { isKairosError, KairosError } from '@kairos/core';
 import type { Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { ScheduleRequestRecord } from '@kairos/schemas';
+import type { AppliedTo } from './outcomes.js';
 import type { IngestCommand } from './request-commands.js';
 import { commandRejection, fieldsRejection, type Rejection } from './rejections.js';
+import { isScheduleCommand } from './schedule-request-commands.js';
 import { isTransient } from './transient.js';
 
 /** What became of one request. */
 export type Applied =
-  | { readonly kind: 'accepted'; readonly job: Job; readonly duplicate: boolean }
-  | { readonly kind: 'rejected'; readonly rejection: Rejection };
+  ({ readonly kind: 'accepted' } & AppliedTo) | { readonly kind: 'rejected'; readonly rejection: Rejection };
 
 /** A decoded, mapped request of a batch; `result` is set once it is decided, and never again. */
 export interface Pending {
@@ -24,6 +25,8 @@ export interface Pending {
 
 export interface ApplierOptions {
   readonly commands: JobCommands;
+  /** The schedule command handlers (the HTTP API's /v1/schedules). */
+  readonly schedules: ScheduleCommands;
   /** Probed when a command fails unexpectedly: is PostgreSQL up (the request's fault) or not? */
   readonly pool: Pool;
   /** Most creates in one transaction. */
@@ -35,8 +38,8 @@ export interface ApplierOptions {
 
 /**
  * Applies a batch's requests through the shared command handlers, in offset order. Consecutive
- * creates share transactions (each up to maxCreatesPerTransaction); a cancel or reschedule is its
- * own. A transient failure (PostgreSQL down) is thrown to the caller, which retries: decided
+ * creates of jobs share transactions (each up to maxCreatesPerTransaction); any other command is
+ * its own. A transient failure (PostgreSQL down) is thrown to the caller, which retries: decided
  * requests keep their results, so a retry resumes at the first undecided one and never answers a
  * request twice. An error that is the request's fault becomes its rejection; an unexpected one
  * while PostgreSQL answers is retried a few times, then rejected as INTERNAL_ERROR, so a poison
@@ -113,7 +116,7 @@ export class RequestApplier {
     }
     run.forEach((p, i) => {
       const r = results[i];
-      if (r) p.result = { kind: 'accepted', job: r.job, duplicate: !r.created };
+      if (r) p.result = { kind: 'accepted', job: r.job, schedule: null, duplicate: !r.created };
     });
   }
 
@@ -124,27 +127,42 @@ export class RequestApplier {
       tenantId: p.request.tenant,
       requestKey: p.request.idempotency_key,
     };
+    const accepted = (applied: AppliedTo): Applied => ({ kind: 'accepted', ...applied });
     try {
       switch (p.command.name) {
         case 'CreateJob': {
           const [r] = await commands.createJobs([p.command.body], { traceparent: p.traceparent });
           if (!r) throw new Error('createJobs answered nothing for one request');
-          p.result = { kind: 'accepted', job: r.job, duplicate: !r.created };
+          p.result = accepted({ job: r.job, schedule: null, duplicate: !r.created });
           return;
         }
         case 'CancelJob': {
           const r = await commands.cancel(p.command.jobId, ctx);
-          p.result = { kind: 'accepted', job: r.job, duplicate: !r.applied };
+          p.result = accepted({ job: r.job, schedule: null, duplicate: !r.applied });
           return;
         }
         case 'RescheduleJob': {
           const r = await commands.reschedule(p.command.jobId, p.command.body, ctx);
-          p.result = { kind: 'accepted', job: r.job, duplicate: !r.applied };
+          p.result = accepted({ job: r.job, schedule: null, duplicate: !r.applied });
+          return;
+        }
+        case 'CreateSchedule': {
+          // Its key is the schedule's own idempotency key (in the body), as over HTTP.
+          const r = await this.#o.schedules.createSchedule(p.command.body, {
+            tenantId: ctx.tenantId,
+            traceparent: ctx.traceparent,
+          });
+          p.result = accepted({ job: null, schedule: r.schedule, duplicate: !r.created });
+          return;
+        }
+        default: {
+          const r = await this.#o.schedules.change(p.command.change, ctx);
+          p.result = accepted({ job: r.job, schedule: r.schedule, duplicate: !r.applied });
           return;
         }
       }
     } catch (err) {
-      const rejection = commandRejection(err);
+      const rejection = commandRejection(err, isScheduleCommand(p.command.name) ? 'schedule' : 'job');
       if (rejection) {
         p.result = { kind: 'rejected', rejection };
         return;

@@ -91,6 +91,7 @@ export class Ingest {
     this.#decoder = new RequestDecoder(this.#o.registry, valueSubject(this.#o.topics.scheduleRequests));
     this.#applier = new RequestApplier({
       commands: this.#o.commands,
+      schedules: this.#o.schedules,
       pool: this.#o.pool,
       maxCreatesPerTransaction: this.#o.maxCreatesPerTransaction,
       internalErrorAttempts: this.#o.internalErrorAttempts,
@@ -287,13 +288,7 @@ export class Ingest {
       if (!pending || result?.kind !== 'accepted') {
         throw new Error(`request at ${topic}/${partition}/${w.message.offset} has no result`);
       }
-      const record = outcomeRecord(
-        pending.request,
-        commandName(pending.request),
-        result.job,
-        result.duplicate,
-        now,
-      );
+      const record = outcomeRecord(pending.request, commandName(pending.request), result, now);
       return { kind: 'outcome', record, traceparent: pending.traceparent };
     });
     await this.#answers.commit({ topic, partition, nextOffset: (BigInt(last) + 1n).toString() }, answers);

@@ -1,5 +1,5 @@
-import { JobCommands } from '@kairos/commands';
-import { kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { JobCommands, ScheduleCommands } from '@kairos/commands';
+import { kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions } from '@kairos/db';
 import {
@@ -30,17 +30,21 @@ runMain(async () => {
   });
   await ensureJobPartitions(pool, new Date());
   const registry = createRegistryClient({ url: env.registryUrl });
-  const commands = await JobCommands.create({
+  const handlers = {
     pool,
     codec: new AvroCodec(registry),
     jobEventsTopic: topics.jobEvents,
     jobEventPartitions: env.jobEventPartitions,
     limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
-  });
+  };
+  const commands = await JobCommands.create(handlers);
+  // The API's settings (misfire tolerance, generation ahead): a schedule is the same whichever way it came.
+  const schedules = await ScheduleCommands.create({ ...handlers, ...scheduleEnv() });
   const ingest = new Ingest({
     kafka,
     registry,
     commands,
+    schedules,
     pool,
     topics,
     groupId: `${env.topicPrefix}kairos-ingest`,

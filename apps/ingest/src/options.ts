@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Client } from '@confluentinc/schemaregistry';
-import type { JobCommands } from '@kairos/commands';
+import type { JobCommands, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
 import type { TopicNames } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
@@ -12,6 +12,8 @@ export interface IngestOptions {
   readonly registry: Client;
   /** The command handlers (the HTTP API's): validation and the job + outbox transaction. */
   readonly commands: JobCommands;
+  /** The schedule command handlers (the HTTP API's /v1/schedules). */
+  readonly schedules: ScheduleCommands;
   /** The pool the commands use; probed to tell a poison request from an outage. */
   readonly pool: Pool;
   readonly topics: TopicNames;
@@ -48,6 +50,7 @@ export interface CompiledIngestOptions {
   readonly kafka: Kafka;
   readonly registry: Client;
   readonly commands: JobCommands;
+  readonly schedules: ScheduleCommands;
   readonly pool: Pool;
   readonly topics: TopicNames;
   readonly groupId: string;
@@ -91,6 +94,7 @@ export function compileIngestOptions(o: IngestOptions): CompiledIngestOptions {
     kafka: o.kafka,
     registry: o.registry,
     commands: o.commands,
+    schedules: o.schedules,
     pool: o.pool,
     topics: o.topics,
     groupId,

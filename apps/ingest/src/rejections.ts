@@ -31,23 +31,29 @@ export function fieldsRejection(fields: readonly FieldError[], message?: string)
 
 /**
  * The rejection for a command handler's error, or undefined when the error says nothing about
- * the request (a dependency is down, or a bug): those are never rejections.
+ * the request (a dependency is down, or a bug): those are never rejections. `subject` is what the
+ * command names: a job (JOB_… reasons, `job_id`) or a schedule (SCHEDULE_… reasons, `schedule_id`).
  */
-export function commandRejection(err: unknown): Rejection | undefined {
+export function commandRejection(err: unknown, subject: 'job' | 'schedule' = 'job'): Rejection | undefined {
   if (!isKairosError(err) || err.retriable) return undefined;
+  const job = subject === 'job';
   switch (err.code) {
     case 'VALIDATION':
-      // The job id of cancel and reschedule is `id` in the HTTP path, `job_id` in the request.
+      // The id a command names is `id` in the HTTP path, `job_id` or `schedule_id` in the request.
       return fieldsRejection(
-        err.fields.map((f) => (f.field === 'id' ? { ...f, field: 'job_id' } : f)),
+        err.fields.map((f) => (f.field === 'id' ? { ...f, field: `${subject}_id` } : f)),
         err.message,
       );
     case 'PAYLOAD_TOO_LARGE':
       return { reason: 'PAYLOAD_TOO_LARGE', message: err.message, fields: err.fields };
     case 'NOT_FOUND':
-      return { reason: 'JOB_NOT_FOUND', message: err.message, fields: [] };
+      return { reason: job ? 'JOB_NOT_FOUND' : 'SCHEDULE_NOT_FOUND', message: err.message, fields: [] };
     case 'CONFLICT':
-      return { reason: 'JOB_STATE_CONFLICT', message: err.message, fields: [] };
+      return {
+        reason: job ? 'JOB_STATE_CONFLICT' : 'SCHEDULE_STATE_CONFLICT',
+        message: err.message,
+        fields: [],
+      };
     case 'UNDECODABLE':
       return { reason: 'UNDECODABLE', message: err.message, fields: [] };
     default:

@@ -3,9 +3,14 @@ import {
   REQUESTS_NAMESPACE,
   type CreateJobRecord,
   type RescheduleJobRecord,
-  type ScheduleCommandName,
   type ScheduleRequestRecord,
 } from '@kairos/schemas';
+import { FieldReader, setPresent, withoutNulls } from './request-fields.js';
+import {
+  isScheduleCommand,
+  mapScheduleCommand,
+  type ScheduleIngestCommand,
+} from './schedule-request-commands.js';
 
 const MAX_REQUEST_ID_CHARS = 128;
 /** As for the HTTP API's idempotency_key. */
@@ -15,7 +20,8 @@ const MAX_KEY_CHARS = 256;
 export type IngestCommand =
   | { readonly name: 'CreateJob'; readonly body: Record<string, unknown> }
   | { readonly name: 'CancelJob'; readonly jobId: string }
-  | { readonly name: 'RescheduleJob'; readonly jobId: string; readonly body: Record<string, unknown> };
+  | { readonly name: 'RescheduleJob'; readonly jobId: string; readonly body: Record<string, unknown> }
+  | ScheduleIngestCommand;
 
 export type Mapped =
   | { readonly ok: true; readonly command: IngestCommand }
@@ -35,80 +41,65 @@ export function commandName(request: ScheduleRequestRecord): string {
 export function mapRequest(request: ScheduleRequestRecord): Mapped {
   const name = commandName(request);
   const branch = (request.command as Record<string, unknown>)[`${REQUESTS_NAMESPACE}.${name}`];
-  const fields: FieldError[] = [];
+  const f = new FieldReader();
   // The envelope is copied into answers and the request ledger: bounded like the HTTP API's keys.
   if (request.request_id.length < 1 || request.request_id.length > MAX_REQUEST_ID_CHARS) {
-    fields.push({ field: 'request_id', message: `1 to ${MAX_REQUEST_ID_CHARS} characters` });
+    f.errors.push({ field: 'request_id', message: `1 to ${MAX_REQUEST_ID_CHARS} characters` });
   }
   if (request.idempotency_key.length < 1 || request.idempotency_key.length > MAX_KEY_CHARS) {
-    fields.push({ field: 'idempotency_key', message: `1 to ${MAX_KEY_CHARS} characters` });
+    f.errors.push({ field: 'idempotency_key', message: `1 to ${MAX_KEY_CHARS} characters` });
   }
-  const time = (field: string, ms: number | null): string | undefined => {
-    if (ms === null) return undefined;
-    const d = new Date(ms);
-    if (Number.isNaN(d.getTime())) {
-      fields.push({ field, message: `${ms} ms since the epoch is not a representable time` });
-      return undefined;
-    }
-    return d.toISOString();
-  };
-  switch (name as ScheduleCommandName) {
+  const command = isScheduleCommand(name)
+    ? mapScheduleCommand(name, branch, request, f)
+    : mapJobCommand(name, branch, request, f);
+  if (command === undefined) {
+    // A command added to the union after this build (the resolver would normally refuse it).
+    return { ok: false, name, fields: [{ field: 'command', message: `unsupported command ${name}` }] };
+  }
+  return f.errors.length > 0 ? { ok: false, name, fields: f.errors } : { ok: true, command };
+}
+
+function mapJobCommand(
+  name: string,
+  branch: unknown,
+  request: ScheduleRequestRecord,
+  f: FieldReader,
+): IngestCommand | undefined {
+  switch (name) {
     case 'CreateJob': {
       const c = branch as CreateJobRecord;
-      let payload: unknown;
-      try {
-        payload = JSON.parse(c.payload) as unknown;
-      } catch (err) {
-        fields.push({ field: 'payload', message: `not JSON text: ${(err as Error).message}` });
-      }
       const body: Record<string, unknown> = {
         tenant: request.tenant,
         type: c.type,
         resource_class: c.resource_class,
-        payload,
+        payload: f.json('payload', c.payload),
         idempotency_key: request.idempotency_key,
       };
-      const dueAt = time('due_at', c.due_at);
-      if (dueAt !== undefined) body.due_at = dueAt;
-      if (c.delay_ms !== null) body.delay_ms = c.delay_ms;
-      const deadlineAt = time('deadline_at', c.deadline_at);
-      if (deadlineAt !== undefined) body.deadline_at = deadlineAt;
-      if (c.max_attempts !== null) body.max_attempts = c.max_attempts;
-      if (c.retry !== null) body.retry = withoutNulls({ ...c.retry });
-      return fields.length > 0
-        ? { ok: false, name, fields }
-        : { ok: true, command: { name: 'CreateJob', body } };
+      setPresent(body, 'due_at', f.time('due_at', c.due_at));
+      setPresent(body, 'delay_ms', c.delay_ms);
+      setPresent(body, 'deadline_at', f.time('deadline_at', c.deadline_at));
+      setPresent(body, 'max_attempts', c.max_attempts);
+      if (c.retry !== null) body.retry = withoutNulls(c.retry);
+      return { name: 'CreateJob', body };
     }
-    case 'CancelJob': {
-      const c = branch as { job_id: string };
-      return fields.length > 0
-        ? { ok: false, name, fields }
-        : { ok: true, command: { name: 'CancelJob', jobId: c.job_id } };
-    }
+    case 'CancelJob':
+      return { name: 'CancelJob', jobId: (branch as { job_id: string }).job_id };
     case 'RescheduleJob': {
       const c = branch as RescheduleJobRecord;
       const body: Record<string, unknown> = {};
-      const dueAt = time('due_at', c.due_at);
-      if (dueAt !== undefined) body.due_at = dueAt;
-      if (c.delay_ms !== null) body.delay_ms = c.delay_ms;
-      const deadlineAt = time('deadline_at', c.deadline_at);
+      setPresent(body, 'due_at', f.time('due_at', c.due_at));
+      setPresent(body, 'delay_ms', c.delay_ms);
+      const deadlineAt = f.time('deadline_at', c.deadline_at);
       if (c.clear_deadline && c.deadline_at !== null) {
-        fields.push({ field: 'deadline_at', message: 'give deadline_at or clear_deadline, not both' });
+        f.errors.push({ field: 'deadline_at', message: 'give deadline_at or clear_deadline, not both' });
       } else if (c.clear_deadline) {
         body.deadline_at = null;
-      } else if (deadlineAt !== undefined) {
-        body.deadline_at = deadlineAt;
+      } else {
+        setPresent(body, 'deadline_at', deadlineAt);
       }
-      return fields.length > 0
-        ? { ok: false, name, fields }
-        : { ok: true, command: { name: 'RescheduleJob', jobId: c.job_id, body } };
+      return { name: 'RescheduleJob', jobId: c.job_id, body };
     }
     default:
-      // A command added to the union after this build (the resolver would normally refuse it).
-      return { ok: false, name, fields: [{ field: 'command', message: `unsupported command ${name}` }] };
+      return undefined;
   }
-}
-
-function withoutNulls(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 }

@@ -1,5 +1,5 @@
-import type { JobCommands } from '@kairos/commands';
-import { isKairosError, KairosError, type Job } from '@kairos/core';
+import type { JobCommands, ScheduleChange, ScheduleCommands, ScheduleContext } from '@kairos/commands';
+import { isKairosError, KairosError, type Job, type Schedule } from '@kairos/core';
 import type { Pool } from '@kairos/db';
 import { silentLogger } from '@kairos/observability';
 import type { ScheduleRequestRecord } from '@kairos/schemas';
@@ -36,6 +36,28 @@ class FakeCommands {
   }
 }
 
+const schedule = (id: string, state = 'ACTIVE') => ({ id, state, version: 2 }) as unknown as Schedule;
+
+/** Schedule handlers that record calls (in the job handlers' log, to see the order) and fail as told. */
+class FakeSchedules {
+  fail: (() => Error | undefined) | undefined;
+  readonly ctxs: ScheduleContext[] = [];
+  constructor(readonly calls: string[]) {}
+  createSchedule(body: { idempotency_key: string }, ctx: ScheduleContext) {
+    this.calls.push(`create schedule ${body.idempotency_key}`);
+    this.ctxs.push(ctx);
+    return Promise.resolve({ schedule: schedule(`s-${body.idempotency_key}`), created: false });
+  }
+  change(change: ScheduleChange, ctx: ScheduleContext) {
+    this.calls.push(`${change.kind} ${change.id}`);
+    this.ctxs.push(ctx);
+    const failure = this.fail?.();
+    if (failure) return Promise.reject(failure);
+    const run = change.kind === 'trigger' ? job(`run-of-${change.id}`) : null;
+    return Promise.resolve({ schedule: schedule(change.id), job: run, applied: ctx.requestKey !== 'seen' });
+  }
+}
+
 function pending(command: IngestCommand, key: string): Pending {
   return {
     request: { request_id: `r-${key}`, tenant: 'acme', idempotency_key: key } as ScheduleRequestRecord,
@@ -49,12 +71,13 @@ const create = (key: string, type = 'ok') =>
   pending({ name: 'CreateJob', body: { type, idempotency_key: key } }, key);
 const cancel = (key: string) => pending({ name: 'CancelJob', jobId: `id-${key}` }, key);
 
-function applier(commands: FakeCommands, poolUp = true) {
+function applier(commands: FakeCommands, poolUp = true, schedules = new FakeSchedules(commands.calls)) {
   const pool = {
     query: () => (poolUp ? Promise.resolve({ rows: [] }) : Promise.reject(new Error('connect ECONNREFUSED'))),
   } as unknown as Pool;
   return new RequestApplier({
     commands: commands as unknown as JobCommands,
+    schedules: schedules as unknown as ScheduleCommands,
     pool,
     maxCreatesPerTransaction: 2,
     internalErrorAttempts: 3,
@@ -124,5 +147,66 @@ describe('applying a batch', () => {
     const batch = [cancel('x')];
     await applier(c).apply(batch);
     expect(batch[0]!.result).toMatchObject({ kind: 'rejected', rejection: { reason: 'JOB_STATE_CONFLICT' } });
+  });
+});
+
+describe('applying schedule commands', () => {
+  const createSchedule = (key: string) =>
+    pending({ name: 'CreateSchedule', body: { cron: '* * * * *', idempotency_key: key } }, key);
+  const change = (name: 'PauseSchedule' | 'TriggerSchedule', kind: 'pause' | 'trigger', key: string) =>
+    pending({ name, change: { kind, id: `sched-${key}` } }, key);
+
+  test('each alone, in offset order between runs of job creates, scoped by tenant and request key', async () => {
+    const c = new FakeCommands();
+    const s = new FakeSchedules(c.calls);
+    const batch = [
+      create('a'),
+      createSchedule('s'),
+      create('b'),
+      change('PauseSchedule', 'pause', 'p'),
+      change('TriggerSchedule', 'trigger', 'seen'),
+    ];
+    await applier(c, true, s).apply(batch);
+    expect(c.calls).toEqual([
+      'create a',
+      'create schedule s',
+      'create b',
+      'pause sched-p',
+      'trigger sched-seen',
+    ]);
+    // A create's key is the schedule's own (in its body): no request key for it.
+    expect(s.ctxs.map((x) => x.requestKey)).toEqual([undefined, 'p', 'seen']);
+    expect(s.ctxs.every((x) => x.tenantId === 'acme')).toBe(true);
+    expect(batch[1]!.result).toMatchObject({
+      kind: 'accepted',
+      job: null,
+      schedule: { id: 's-s' },
+      duplicate: true,
+    });
+    expect(batch[3]!.result).toMatchObject({ job: null, schedule: { id: 'sched-p' }, duplicate: false });
+    // A trigger answers with its run; a repeated request key is a duplicate.
+    expect(batch[4]!.result).toMatchObject({
+      job: { id: 'run-of-sched-seen' },
+      schedule: { id: 'sched-seen' },
+      duplicate: true,
+    });
+  });
+
+  test("the schedule handlers' errors are SCHEDULE_ reasons, naming schedule_id", async () => {
+    const c = new FakeCommands();
+    const s = new FakeSchedules(c.calls);
+    const errors = [
+      new KairosError('NOT_FOUND', 'no schedule'),
+      new KairosError('CONFLICT', 'schedule is DELETED'),
+      new KairosError('VALIDATION', 'bad', { fields: [{ field: 'id', message: 'not a UUID' }] }),
+    ];
+    s.fail = () => errors.shift();
+    const batch = ['a', 'b', 'c'].map((k) => change('PauseSchedule', 'pause', k));
+    await applier(c, true, s).apply(batch);
+    expect(batch.map((p) => p.result)).toMatchObject([
+      { kind: 'rejected', rejection: { reason: 'SCHEDULE_NOT_FOUND' } },
+      { kind: 'rejected', rejection: { reason: 'SCHEDULE_STATE_CONFLICT' } },
+      { kind: 'rejected', rejection: { reason: 'INVALID_FIELD', fields: [{ field: 'schedule_id' }] } },
+    ]);
   });
 });

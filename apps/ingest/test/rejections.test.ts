@@ -35,6 +35,26 @@ describe('rejection reasons', () => {
     expect(commandRejection(new TypeError('bug'))).toBeUndefined();
   });
 
+  test('for a schedule command the same errors name the schedule', () => {
+    expect(commandRejection(new KairosError('NOT_FOUND', 'no schedule'), 'schedule')?.reason).toBe(
+      'SCHEDULE_NOT_FOUND',
+    );
+    expect(commandRejection(new KairosError('CONFLICT', 'is DELETED'), 'schedule')?.reason).toBe(
+      'SCHEDULE_STATE_CONFLICT',
+    );
+    expect(
+      commandRejection(
+        new KairosError('VALIDATION', 'x', {
+          fields: [
+            { field: 'id', message: 'not a UUID' },
+            { field: 'time_zone', message: 'unknown' },
+          ],
+        }),
+        'schedule',
+      ),
+    ).toMatchObject({ reason: 'INVALID_FIELD', fields: [{ field: 'schedule_id' }, { field: 'time_zone' }] });
+  });
+
   test('the record keeps the original key, headers and bytes', () => {
     const record = rejectionRecord(
       {

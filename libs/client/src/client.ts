@@ -16,16 +16,26 @@ import {
   createJobRecord,
   rescheduleJobRecord,
   type CancelJob,
+  type CommandRecords,
   type RequestEnvelope,
   type RescheduleJob,
   type ScheduleJob,
   type SentRequest,
 } from './requests.js';
+import {
+  createScheduleRecord,
+  resumeScheduleRecord,
+  updateScheduleRecord,
+  type CreateSchedule,
+  type ResumeSchedule,
+  type ScheduleTarget,
+  type UpdateSchedule,
+} from './schedule-requests.js';
 import { BatchSender } from './sender.js';
 
 /**
- * The Kairos producer SDK: creates, cancels and reschedules jobs by producing Avro schedule
- * requests to `schedule-requests` (key: the idempotency key; idempotent producer, acks=all), for
+ * The Kairos producer SDK: creates, cancels and reschedules jobs, and creates and changes
+ * recurring schedules, by producing Avro schedule requests to `schedule-requests` (key: the idempotency key; idempotent producer, acks=all), for
  * the ingest to apply. A call resolves once Kafka has the request durably; with `outcomes: true`,
  * awaitOutcome() then says what the ingest made of it (accepted with the job id, or rejected with
  * a reason).
@@ -79,19 +89,50 @@ export class KairosClient {
 
   /** Creates a job. Resolves once the request is in Kafka (not yet applied: see awaitOutcome). */
   schedule(job: ScheduleJob): Promise<SentRequest> {
-    return this.#send('CreateJob', job, () => commandBranch('CreateJob', createJobRecord(job)));
+    return this.#send('CreateJob', job, () => createJobRecord(job));
   }
 
   /** Cancels a job of the tenant that has not finished. */
   cancel(request: CancelJob): Promise<SentRequest> {
-    return this.#send('CancelJob', request, () => commandBranch('CancelJob', { job_id: request.jobId }));
+    return this.#send('CancelJob', request, () => ({ job_id: request.jobId }));
   }
 
   /** Moves a SCHEDULED job of the tenant to a new due time. */
   reschedule(request: RescheduleJob): Promise<SentRequest> {
-    return this.#send('RescheduleJob', request, () =>
-      commandBranch('RescheduleJob', rescheduleJobRecord(request)),
-    );
+    return this.#send('RescheduleJob', request, () => rescheduleJobRecord(request));
+  }
+
+  /**
+   * Creates a recurring schedule (`POST /v1/schedules`); its first runs are generated as it is
+   * applied. The idempotency key is the schedule's: the same key never creates a second one.
+   */
+  createSchedule(schedule: CreateSchedule): Promise<SentRequest> {
+    return this.#send('CreateSchedule', schedule, () => createScheduleRecord(schedule));
+  }
+
+  /** Replaces a schedule's rules as a new version (`PUT /v1/schedules/{id}`; optionally If-Match). */
+  updateSchedule(request: UpdateSchedule): Promise<SentRequest> {
+    return this.#send('UpdateSchedule', request, () => updateScheduleRecord(request));
+  }
+
+  /** Stops running a schedule: its runs not dispatched yet whose time is ahead are cancelled. */
+  pauseSchedule(request: ScheduleTarget): Promise<SentRequest> {
+    return this.#send('PauseSchedule', request, () => ({ schedule_id: request.scheduleId }));
+  }
+
+  /** Runs a paused schedule again, from its next occurrence (or, with catchUp, its misfire policy). */
+  resumeSchedule(request: ResumeSchedule): Promise<SentRequest> {
+    return this.#send('ResumeSchedule', request, () => resumeScheduleRecord(request));
+  }
+
+  /** Deletes a schedule: its runs not dispatched yet are cancelled; it stays readable as DELETED. */
+  deleteSchedule(request: ScheduleTarget): Promise<SentRequest> {
+    return this.#send('DeleteSchedule', request, () => ({ schedule_id: request.scheduleId }));
+  }
+
+  /** One extra run of a schedule now (also while paused); the outcome's jobId is the run. */
+  triggerSchedule(request: ScheduleTarget): Promise<SentRequest> {
+    return this.#send('TriggerSchedule', request, () => ({ schedule_id: request.scheduleId }));
   }
 
   /**
@@ -116,10 +157,10 @@ export class KairosClient {
     await this.#producer.disconnect();
   }
 
-  async #send(
-    command: ScheduleCommandName,
+  async #send<N extends ScheduleCommandName>(
+    command: N,
     envelope: RequestEnvelope,
-    body: () => ScheduleRequestRecord['command'],
+    body: () => CommandRecords[N],
   ): Promise<SentRequest> {
     if (this.#state !== 'started') throw new Error(`client is ${this.#state}; call start() first`);
     const tenant = envelope.tenant ?? this.#o.tenant;
@@ -130,7 +171,7 @@ export class KairosClient {
       request_id: requestId,
       tenant,
       idempotency_key: idempotencyKey,
-      command: body(),
+      command: commandBranch(command, body()),
     };
     const value = await this.#codec.encode(this.#topics.scheduleRequests, record);
     // Opened before the send: the answer may arrive before send() resolves.

@@ -13,13 +13,28 @@ export type RequestOutcome =
   | {
       readonly status: 'accepted';
       readonly requestId: string;
+      /** CreateJob, CancelJob, …, CreateSchedule, PauseSchedule… (a string: commands can be added). */
+      readonly command: string;
+      /** The job the command concerns (TriggerSchedule: its run); '' for the other schedule commands. */
       readonly jobId: string;
-      /** The job's state after the command (SCHEDULED after a create, CANCELLED after a cancel…). */
+      /**
+       * The job's state after the command (SCHEDULED after a create, CANCELLED after a cancel…); for a
+       * schedule command other than TriggerSchedule, the schedule's (ACTIVE, PAUSED, DELETED).
+       */
       readonly state: string;
-      /** The idempotency key had been applied before: nothing changed; jobId is that request's job. */
+      /**
+       * The idempotency key had been applied before: nothing changed; jobId (scheduleId) is that
+       * request's job (schedule), as it is now.
+       */
       readonly duplicate: boolean;
+      /** The job's due time; for a schedule command without a job, nextFireAt (or when it was applied). */
       readonly dueAt: Date;
+      /** The job's version (the schedule's, for a schedule command other than TriggerSchedule). */
       readonly version: number;
+      /** Schedule commands: the schedule created, changed or triggered; null for job commands. */
+      readonly scheduleId: string | null;
+      /** Schedule commands: when the schedule fires next; null when it does not (paused, deleted, ended). */
+      readonly nextFireAt: Date | null;
     }
   | {
       readonly status: 'rejected';
@@ -195,11 +210,15 @@ function accepted(r: ScheduleRequestOutcomeRecord): RequestOutcome {
   return {
     status: 'accepted',
     requestId: r.request_id,
+    command: r.command,
     jobId: r.job_id,
     state: r.state,
     duplicate: r.duplicate,
     dueAt: new Date(r.due_at),
     version: r.version,
+    // Outcomes written before these fields existed have neither.
+    scheduleId: r.schedule_id ?? null,
+    nextFireAt: r.next_fire_at === null || r.next_fire_at === undefined ? null : new Date(r.next_fire_at),
   };
 }
 

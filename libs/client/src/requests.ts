@@ -1,7 +1,9 @@
 import type {
   CreateJobRecord,
   RescheduleJobRecord,
+  RetryPolicyRecord,
   ScheduleCommandName,
+  ScheduleCommandRecord,
   ScheduleRequestRecord,
 } from '@kairos/schemas';
 
@@ -40,7 +42,14 @@ export interface ScheduleJob extends RequestEnvelope {
   /** Attempts in all, the first included (default 3, at most 100). */
   readonly maxAttempts?: number;
   /** Backoff between attempts (each default as in the HTTP API). */
-  readonly retry?: { readonly baseMs?: number; readonly capMs?: number; readonly jitterMs?: number };
+  readonly retry?: RetryOptions;
+}
+
+/** Backoff between attempts; a field left out takes the HTTP API's default. */
+export interface RetryOptions {
+  readonly baseMs?: number;
+  readonly capMs?: number;
+  readonly jitterMs?: number;
 }
 
 /** Cancel a job of this tenant that has not finished. */
@@ -76,24 +85,29 @@ export function millis(field: string, value: Instant): number {
 
 const opt = <T, R>(value: T | undefined, f: (v: T) => R): R | null => (value === undefined ? null : f(value));
 
+/** A payload as JSON text ({} when absent); one that JSON cannot hold is a RangeError naming the field. */
+export function jsonPayload(field: string, payload: unknown): string {
+  const text = JSON.stringify(payload ?? {}) as string | undefined;
+  if (text === undefined) throw new RangeError(`${field} must be JSON-serializable`);
+  return text;
+}
+
+export function retryRecord(retry: RetryOptions | undefined): RetryPolicyRecord | null {
+  return retry
+    ? { base_ms: retry.baseMs ?? null, cap_ms: retry.capMs ?? null, jitter_ms: retry.jitterMs ?? null }
+    : null;
+}
+
 export function createJobRecord(job: ScheduleJob): CreateJobRecord {
-  const payload = JSON.stringify(job.payload ?? {}) as string | undefined;
-  if (payload === undefined) throw new RangeError('payload must be JSON-serializable');
   return {
     type: job.type,
     resource_class: job.resourceClass,
-    payload,
+    payload: jsonPayload('payload', job.payload),
     due_at: opt(job.dueAt, (v) => millis('dueAt', v)),
     delay_ms: job.delayMs ?? null,
     deadline_at: opt(job.deadlineAt, (v) => millis('deadlineAt', v)),
     max_attempts: job.maxAttempts ?? null,
-    retry: job.retry
-      ? {
-          base_ms: job.retry.baseMs ?? null,
-          cap_ms: job.retry.capMs ?? null,
-          jitter_ms: job.retry.jitterMs ?? null,
-        }
-      : null,
+    retry: retryRecord(job.retry),
   };
 }
 
@@ -108,10 +122,16 @@ export function rescheduleJobRecord(r: RescheduleJob): RescheduleJobRecord {
   };
 }
 
+/** The record of each command of the union, by its short name. */
+export type CommandRecords = {
+  [R in ScheduleCommandRecord as keyof R extends `io.kairos.requests.${infer N}` ? N : never]: R[keyof R];
+};
+
 /** The union branch of a command, as Avro's JSON encoding names it. */
-export function commandBranch(
-  name: ScheduleCommandName,
-  record: CreateJobRecord | { job_id: string } | RescheduleJobRecord,
+export function commandBranch<N extends ScheduleCommandName>(
+  name: N,
+  record: CommandRecords[N],
 ): ScheduleRequestRecord['command'] {
-  return { [`io.kairos.requests.${name}`]: record } as ScheduleRequestRecord['command'];
+  // One key, the branch's name: TypeScript cannot see that the computed key makes it a member.
+  return { [`io.kairos.requests.${name}`]: record } as unknown as ScheduleRequestRecord['command'];
 }

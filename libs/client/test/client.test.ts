@@ -3,6 +3,11 @@ import { KairosClient } from '@kairos/client';
 import { SCHEMAS } from '@kairos/schemas';
 import avro from 'avsc';
 import { commandBranch, createJobRecord, rescheduleJobRecord } from '../src/requests.js';
+import {
+  createScheduleRecord,
+  resumeScheduleRecord,
+  updateScheduleRecord,
+} from '../src/schedule-requests.js';
 
 const base = { brokers: ['127.0.0.1:9092'], registryUrl: 'http://127.0.0.1:8081' };
 
@@ -75,5 +80,106 @@ describe('request records', () => {
   test('an unparseable time or an unserializable payload is a RangeError naming the field', () => {
     expect(() => createJobRecord({ type: 't', resourceClass: 'io', dueAt: 'tomorrow' })).toThrow(/dueAt/);
     expect(() => createJobRecord({ type: 't', resourceClass: 'io', payload: () => 1 })).toThrow(/payload/);
+  });
+});
+
+describe('schedule request records', () => {
+  const type = avro.Type.forSchema(SCHEMAS.scheduleRequest as avro.Schema);
+  const envelope = { request_id: 'r', tenant: 'acme', idempotency_key: 'k' };
+  const valid = (command: ReturnType<typeof commandBranch>) => type.isValid({ ...envelope, command });
+
+  test('a create maps every field of POST /v1/schedules and encodes with the schema', () => {
+    const record = createScheduleRecord({
+      cron: '30 2 * * *',
+      timeZone: 'America/New_York',
+      startAt: '2026-03-01T00:00:00-05:00',
+      endAt: new Date('2027-03-01T05:00:00Z'),
+      job: {
+        type: 'report.sales',
+        resourceClass: 'default',
+        payload: { region: 'us' },
+        maxAttempts: 3,
+        retry: { baseMs: 60_000 },
+        deadlineMs: 3_600_000,
+      },
+      dst: { gap: 'shift', overlap: 'first' },
+      misfire: { kind: 'within', windowMs: 600_000 },
+      overlap: 'skip',
+      jitterMs: 0,
+    });
+    expect(record).toEqual({
+      cron: '30 2 * * *',
+      time_zone: 'America/New_York',
+      start_at: Date.parse('2026-03-01T05:00:00Z'),
+      end_at: Date.parse('2027-03-01T05:00:00Z'),
+      job: {
+        type: 'report.sales',
+        resource_class: 'default',
+        payload: '{"region":"us"}',
+        max_attempts: 3,
+        retry: { base_ms: 60_000, cap_ms: null, jitter_ms: null },
+        deadline_ms: 3_600_000,
+      },
+      dst: { gap: 'shift', overlap: 'first' },
+      misfire: { kind: 'within', max_count: null, window_ms: 600_000 },
+      overlap: 'skip',
+      jitter_ms: 0,
+    });
+    const value = { ...envelope, command: commandBranch('CreateSchedule', record) };
+    expect(type.isValid(value)).toBe(true);
+    expect(type.fromBuffer(type.toBuffer(value))).toMatchObject(value);
+  });
+
+  test('what is left out is null (the defaults apply); misfire counts map by kind', () => {
+    const minimal = { cron: '* * * * * *', timeZone: 'UTC', job: { type: 't', resourceClass: 'io' } };
+    expect(createScheduleRecord(minimal)).toMatchObject({
+      start_at: null,
+      end_at: null,
+      job: { payload: '{}', max_attempts: null, retry: null, deadline_ms: null },
+      dst: null,
+      misfire: null,
+      overlap: null,
+      jitter_ms: null,
+    });
+    expect(createScheduleRecord({ ...minimal, misfire: { kind: 'fire_all', maxCount: 5 } }).misfire).toEqual({
+      kind: 'fire_all',
+      max_count: 5,
+      window_ms: null,
+    });
+  });
+
+  test('update, pause, resume, delete and trigger name their schedule', () => {
+    const update = updateScheduleRecord({
+      scheduleId: 's',
+      expectedVersion: 4,
+      cron: '0 3 * * *',
+      timeZone: 'UTC',
+      job: { type: 't', resourceClass: 'io' },
+    });
+    expect(update).toMatchObject({ schedule_id: 's', expected_version: 4, cron: '0 3 * * *' });
+    expect(valid(commandBranch('UpdateSchedule', update))).toBe(true);
+    expect(resumeScheduleRecord({ scheduleId: 's' })).toEqual({ schedule_id: 's', catch_up: false });
+    expect(
+      valid(commandBranch('ResumeSchedule', resumeScheduleRecord({ scheduleId: 's', catchUp: true }))),
+    ).toBe(true);
+    for (const name of ['PauseSchedule', 'DeleteSchedule', 'TriggerSchedule'] as const) {
+      expect(valid(commandBranch(name, { schedule_id: 's' }))).toBe(true);
+    }
+  });
+
+  test('an unparseable time or an unserializable payload is a RangeError naming the field', () => {
+    const job = { type: 't', resourceClass: 'io' };
+    expect(() => createScheduleRecord({ cron: '* * * * *', timeZone: 'UTC', job, startAt: 'soon' })).toThrow(
+      /startAt/,
+    );
+    expect(() =>
+      createScheduleRecord({ cron: '* * * * *', timeZone: 'UTC', job: { ...job, payload: () => 1 } }),
+    ).toThrow(/job\.payload/);
+  });
+
+  test('sending a schedule command before start() is refused', async () => {
+    await expect(
+      new KairosClient({ ...base, tenant: 'acme' }).pauseSchedule({ scheduleId: 's' }),
+    ).rejects.toThrow(/start\(\)/);
   });
 });

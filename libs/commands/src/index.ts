@@ -23,12 +23,14 @@ export {
   type GenerationSettings,
 } from './schedule-generation.js';
 export { OccurrenceGate, type GateOutcome, type OccurrenceGateOptions } from './occurrence-gate.js';
-export {
-  ScheduleCommands,
-  type BackfillResult,
-  type PreviewResult,
-  type ScheduleCommandsOptions,
-  type ScheduleContext,
-  type ScheduleCreateResult,
-  type TriggerResult,
-} from './schedule-commands.js';
+export { ScheduleCommands } from './schedule-commands.js';
+export type { BackfillResult } from './schedule-backfill.js';
+export type {
+  PreviewResult,
+  ScheduleChange,
+  ScheduleChangeResult,
+  ScheduleCommandsOptions,
+  ScheduleContext,
+  ScheduleCreateResult,
+  TriggerResult,
+} from './schedule-types.js';

@@ -20,26 +20,18 @@ import {
   insertJobs,
   rescheduleScheduledJob,
   writeOutbox,
+  type LedgerEntry,
   type NewJobRow,
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import type { AvroCodec } from '@kairos/kafka';
 import { SCHEMAS } from '@kairos/schemas';
 import { v7 as uuidv7 } from 'uuid';
 import { jobEventOutboxRow } from './events.js';
+import type { HandlerOptions } from './handler-options.js';
+import { keyUsedElsewhere, requestKeyOf, type RequestKey } from './request-keys.js';
 
-export interface JobCommandsOptions {
-  readonly pool: Pool;
-  readonly codec: AvroCodec;
-  /** Topic the connector routes job events to (its `-value` subject holds the schema). */
-  readonly jobEventsTopic: string;
-  /** Partitions of that topic: shard = murmur2(routing key) mod this. */
-  readonly jobEventPartitions: number;
-  readonly limits: JobLimits;
-  /** Clock for due-time arithmetic. Default: the system clock. */
-  readonly now?: () => Date;
-}
+export type JobCommandsOptions = HandlerOptions;
 
 export interface CreateResult {
   readonly job: Job;
@@ -246,7 +238,7 @@ export class JobCommands {
     // A repeat is answered before validation: the job has changed since (that was the point).
     if (key) {
       const held = await findRequestKey(this.#o.pool, key.tenantId, key.key);
-      if (held) return { job: await this.#existing(this.#o.pool, held.jobId), applied: false };
+      if (held) return this.#repeat(this.#o.pool, held);
     }
     // Validated against the job as read now (its deadline is kept unless the body replaces it);
     // the conditional UPDATE below then refuses the change if the job left SCHEDULED meanwhile.
@@ -290,13 +282,19 @@ export class JobCommands {
   /** Claims the request key in the transaction; a key already held answers with its job, unchanged. */
   async #repeatInTx(
     tx: PoolClient,
-    key: { tenantId: string; key: string } | undefined,
+    key: RequestKey | undefined,
     command: string,
     jobId: string,
   ): Promise<CommandResult | undefined> {
     if (!key) return undefined;
-    const held = await claimRequestKey(tx, key.tenantId, key.key, command, jobId);
-    return held && { job: await this.#existing(tx, held.jobId), applied: false };
+    const held = await claimRequestKey(tx, key.tenantId, key.key, command, { jobId });
+    return held && this.#repeat(tx, held);
+  }
+
+  /** The answer to a repeated request key: its job as it is now (a schedule command's key is misused). */
+  async #repeat(db: Pool | PoolClient, held: LedgerEntry): Promise<CommandResult> {
+    if (held.jobId === null) throw keyUsedElsewhere(held);
+    return { job: await this.#existing(db, held.jobId), applied: false };
   }
 
   async #assertTenant(tx: PoolClient, id: string, tenantId: string | undefined): Promise<void> {
@@ -319,12 +317,6 @@ export class JobCommands {
   #now(): Date {
     return this.#o.now?.() ?? new Date();
   }
-}
-
-function requestKeyOf(ctx: CommandContext): { tenantId: string; key: string } | undefined {
-  if (ctx.requestKey === undefined) return undefined;
-  if (ctx.tenantId === undefined) throw new RangeError('requestKey needs tenantId');
-  return { tenantId: ctx.tenantId, key: ctx.requestKey };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

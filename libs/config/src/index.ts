@@ -1,1 +1,2 @@
 export { kairosEnv, intVar, runMain, onShutdown, EnvError, type KairosEnv } from './env.js';
+export { scheduleEnv, type ScheduleEnv } from './schedule-env.js';

@@ -1,6 +1,8 @@
 /** Header names every Kairos message carries where they apply (DESIGN.md section 5). */
 export const HEADERS = {
   jobId: 'kairos-job-id',
+  /** Outcomes of schedule commands: the schedule. */
+  scheduleId: 'kairos-schedule-id',
   tenant: 'kairos-tenant',
   epoch: 'kairos-epoch',
   fence: 'kairos-fence',
