@@ -168,6 +168,11 @@ describe('parseScheduleSpec', () => {
     expect(errorsOf({ ...ok, job: { ...ok.job, payload: 'x'.repeat(200) } })).toEqual({
       'job.payload': 'payload is 202 bytes as JSON; the limit is 100',
     });
+    // Tagged with its rule, as for a job: the Kafka ingress rejects it as PAYLOAD_TOO_LARGE.
+    const big = parseScheduleSpec({ ...ok, job: { ...ok.job, payload: 'x'.repeat(200) } }, limits, now);
+    expect(big.ok ? [] : big.errors.map((e) => e.rule)).toEqual(['PAYLOAD_TOO_LARGE']);
+    const other = parseScheduleSpec({ ...ok, cron: 'nope' }, limits, now);
+    expect(other.ok ? [] : other.errors.map((e) => e.rule)).toEqual([undefined]);
     expect(errorsOf({ ...ok, job: { ...ok.job, deadline_ms: 0 } })).toEqual({
       'job.deadline_ms': expect.any(String),
     });

@@ -73,6 +73,7 @@ function buildShape(limits: JobLimits) {
                 ctx.addIssue({
                   code: 'custom',
                   message: `payload is ${bytes} bytes as JSON; the limit is ${limits.maxPayloadBytes}`,
+                  params: { rule: 'PAYLOAD_TOO_LARGE' },
                 });
               }
             }),
@@ -198,6 +199,10 @@ export function parseScheduleSpec(
         field:
           joinPath(pathPrefix, i.code === 'unrecognized_keys' ? [...i.path, ...i.keys] : i.path) || '(body)',
         message: i.message,
+        // A policy rule keeps its own reason (the Kafka ingress rejects it as such).
+        ...(i.code === 'custom' && i.params?.rule === 'PAYLOAD_TOO_LARGE'
+          ? { rule: 'PAYLOAD_TOO_LARGE' as const }
+          : {}),
       })),
     };
   }
