@@ -358,6 +358,18 @@ test(`fuzz: ${MALFORMED} malformed or invalid requests among ${VALID} valid ones
   expect(new Map(rows.rows.map((r) => [r.key, r.id]))).toEqual(jobOfKey);
   expect(fatal).toEqual([]);
   const stats = ingest.stats();
+  // The Prometheus counters tell the same story as the answers.
+  const metrics = await ingest.metrics.registry.getMetricsAsJSON();
+  const series = (name: string) => metrics.find((m) => m.name === name)?.values ?? [];
+  const byReason = Object.fromEntries(
+    series('kairos_ingest_rejections_total').map((v) => [String(v.labels.reason), v.value]),
+  );
+  expect(byReason).toEqual(stats.rejected);
+  const results = (result: string) =>
+    series('kairos_ingest_requests_total')
+      .filter((v) => v.labels.result === result)
+      .reduce((n, v) => n + v.value, 0);
+  expect([results('accepted'), results('duplicate')]).toEqual([stats.accepted, stats.duplicates]);
   console.log(
     `[fuzz] ${total} requests answered in ${answeredS} s: ${stats.accepted} created, ${stats.duplicates} duplicates, ` +
       `rejected ${JSON.stringify(stats.rejected)}`,

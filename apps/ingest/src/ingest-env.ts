@@ -6,6 +6,9 @@ export interface IngestEnv {
   readonly tenants: string[] | undefined;
   /** KAIROS_INGEST_CONCURRENCY: partitions processed at once, default 2. */
   readonly partitionsConsumedConcurrently: number;
+  /** KAIROS_INGEST_METRICS_HOST / _PORT: where /metrics listens, default 127.0.0.1:58093 (0: any free port). */
+  readonly metricsHost: string;
+  readonly metricsPort: number;
 }
 
 export function ingestEnv(env: NodeJS.ProcessEnv = process.env): IngestEnv {
@@ -21,5 +24,7 @@ export function ingestEnv(env: NodeJS.ProcessEnv = process.env): IngestEnv {
   return {
     tenants: tenants.length > 0 ? tenants : undefined,
     partitionsConsumedConcurrently: intVar(env, 'KAIROS_INGEST_CONCURRENCY', 2, 1, 64),
+    metricsHost: env.KAIROS_INGEST_METRICS_HOST ?? '127.0.0.1',
+    metricsPort: intVar(env, 'KAIROS_INGEST_METRICS_PORT', 58093, 0, 65535),
   };
 }

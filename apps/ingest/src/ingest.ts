@@ -1,5 +1,6 @@
 import { Compatibility } from '@confluentinc/schemaregistry';
 import { AvroCodec, headerString, HEADERS, valueSubject } from '@kairos/kafka';
+import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
 import { SCHEMAS, type RejectionReason, type ScheduleRequestRecord } from '@kairos/schemas';
 import type { Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
 import { AnswerWriter, type Answer } from './answers.js';
@@ -63,6 +64,8 @@ export class Ingest {
   readonly #applier: RequestApplier;
   readonly #answers: AnswerWriter;
   readonly #stats: IngestStats = { accepted: 0, duplicates: 0, rejected: {}, retries: 0 };
+  /** Prometheus metrics (the entry point serves them on /metrics). */
+  readonly metrics: IngestMetrics = createIngestMetrics();
   #started = false;
 
   constructor(options: IngestOptions) {
@@ -156,6 +159,7 @@ export class Ingest {
   }
 
   async #batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const endTimer = this.metrics.batchSeconds.startTimer();
     const live = () => isRunning() && !isStale();
     // Long steps heartbeat as they go (KafkaJS sends one only when the interval is due).
     const beat = () => heartbeat().catch(() => undefined);
@@ -169,6 +173,7 @@ export class Ingest {
       if (!(await this.#persist(step, run, live, heartbeat))) return; // read again after the rebalance
     }
     resolveOffset(batch.lastOffset());
+    endTimer();
     this.#count(work);
     this.#o.log.debug({ partition: batch.partition, requests: work.length }, 'batch applied');
     await heartbeat().catch(() => undefined);
@@ -204,6 +209,7 @@ export class Ingest {
           return false;
         }
         this.#stats.retries++;
+        this.metrics.transientFailures.inc({ step });
         // An outage retries every few seconds: the first failure and then every fifth say so
         // (with the stack once), not every try.
         if (tries === 1) this.#o.log.warn({ err, step }, 'transient failure; retrying with backoff');
@@ -295,16 +301,25 @@ export class Ingest {
   }
 
   #count(work: readonly Work[]): void {
+    const nowMs = Date.now();
     for (const w of work) {
       const result = w.decoded?.pending?.result;
       const rejection = w.rejection ?? (result?.kind === 'rejected' ? result.rejection : undefined);
+      const command = w.decoded?.command ?? 'undecoded';
+      const producedAt = Number(w.message.timestamp);
+      if (Number.isFinite(producedAt) && producedAt > 0) {
+        this.metrics.requestAgeSeconds.observe(Math.max(0, nowMs - producedAt) / 1000);
+      }
       if (rejection) {
+        this.metrics.requests.inc({ command, result: 'rejected' });
+        this.metrics.rejections.inc({ reason: rejection.reason });
         this.#stats.rejected[rejection.reason] = (this.#stats.rejected[rejection.reason] ?? 0) + 1;
         this.#o.log.info(
           { reason: rejection.reason, offset: w.message.offset, message: rejection.message },
           'request rejected',
         );
       } else if (result?.kind === 'accepted') {
+        this.metrics.requests.inc({ command, result: result.duplicate ? 'duplicate' : 'accepted' });
         if (result.duplicate) this.#stats.duplicates++;
         else this.#stats.accepted++;
       }

@@ -10,6 +10,7 @@ import {
   topicNames,
 } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
+import Fastify from 'fastify';
 import { Ingest } from './ingest.js';
 import { ingestEnv } from './ingest-env.js';
 
@@ -55,7 +56,19 @@ runMain(async () => {
     onFatal: () => process.exit(1),
   });
   await ingest.start();
+  // Prometheus only: requests by command and result, rejections by reason, batch time, request age.
+  const metrics = Fastify({ logger: false });
+  metrics.get('/metrics', async (_req, reply) =>
+    reply.type(ingest.metrics.contentType).send(await ingest.metrics.text()),
+  );
+  metrics.get('/healthz', () => ({ status: 'ok' }));
+  const metricsUrl = await metrics.listen({
+    host: ienv.metricsHost,
+    port: ienv.metricsPort,
+  });
+  log.info({ metricsUrl }, 'ingest metrics listening');
   onShutdown(async () => {
+    await metrics.close();
     await ingest.stop();
     await pool.end();
   });

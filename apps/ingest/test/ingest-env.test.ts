@@ -13,4 +13,10 @@ describe('ingest environment', () => {
     expect(ingestEnv({}).partitionsConsumedConcurrently).toBe(2);
     expect(() => ingestEnv({ KAIROS_INGEST_CONCURRENCY: '0' })).toThrow(/KAIROS_INGEST_CONCURRENCY/);
   });
+
+  test('KAIROS_INGEST_METRICS_PORT defaults to 58093 and must be a port', () => {
+    expect(ingestEnv({})).toMatchObject({ metricsHost: '127.0.0.1', metricsPort: 58093 });
+    expect(ingestEnv({ KAIROS_INGEST_METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(() => ingestEnv({ KAIROS_INGEST_METRICS_PORT: '70000' })).toThrow(/KAIROS_INGEST_METRICS_PORT/);
+  });
 });

@@ -8,3 +8,4 @@ export {
   type Registry,
 } from './metrics.js';
 export { createTrackerMetrics, type TrackerMetrics } from './tracker-metrics.js';
+export { createIngestMetrics, type IngestMetrics } from './ingest-metrics.js';

@@ -1,5 +1,6 @@
 import { KairosError } from '@kairos/core';
 import type { Redis } from 'ioredis';
+import { rethrowOom } from './redis-errors.js';
 import { partitionKeys, type PartitionKeys } from './keys.js';
 import { withScripts, type KairosScripts } from './scripts.js';
 
@@ -59,23 +60,13 @@ export interface HotStats {
   readonly oldestDueMs: number | undefined;
 }
 
-/** Redis answers a write refused at maxmemory with an error starting `OOM`. */
-function isOom(err: unknown): boolean {
-  return err instanceof Error && /\bOOM\b/.test(err.message);
-}
-
 function rethrow(err: unknown, partition: number, epoch: number): never {
   if (err instanceof Error && err.message.includes('STALE_EPOCH')) {
     throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`, {
       cause: err,
     });
   }
-  if (isOom(err)) {
-    throw new KairosError('REDIS_OOM', `Redis refused a write for partition ${partition}: out of memory`, {
-      cause: err,
-    });
-  }
-  throw err;
+  rethrowOom(err, `a write for partition ${partition}`);
 }
 
 const SCHEDULE_OUTCOME: Record<number, ScheduleOutcome> = { 0: 'ignored', 1: 'added', 2: 'deferred' };

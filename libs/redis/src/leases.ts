@@ -1,6 +1,7 @@
 import { KairosError } from '@kairos/core';
 import type { Redis } from 'ioredis';
 import { partitionKeys } from './keys.js';
+import { rethrowOom } from './redis-errors.js';
 import { withScripts, type KairosScripts } from './scripts.js';
 
 export interface LeasesOptions {
@@ -40,23 +41,24 @@ export class Leases {
   }
 
   async claim(a: AttemptRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {
-    const k = partitionKeys(this.#prefix, a.shard);
-    return (await this.#redis.kairosLeaseClaim(
-      k.attempt(a.jobId),
-      k.leases,
-      k.version(a.jobId),
-      a.jobId,
-      a.fence,
-      a.version,
-      workerId,
-      leaseMs,
-      this.#ttl,
-    )) as ClaimOutcome;
+    try {
+      return (await this.#redis.kairosLeaseClaim(
+        ...this.#leaseArgs(a, workerId, leaseMs),
+        this.#ttl,
+      )) as ClaimOutcome;
+    } catch (err) {
+      rethrowOom(err, `the lease of job ${a.jobId}`);
+    }
   }
 
   async renew(a: AttemptRef, workerId: string, leaseMs: number): Promise<RenewOutcome> {
+    return (await this.#redis.kairosLeaseRenew(...this.#leaseArgs(a, workerId, leaseMs))) as RenewOutcome;
+  }
+
+  /** KEYS and ARGV shared by the claim and renew scripts (see their headers). */
+  #leaseArgs(a: AttemptRef, workerId: string, leaseMs: number) {
     const k = partitionKeys(this.#prefix, a.shard);
-    return (await this.#redis.kairosLeaseRenew(
+    return [
       k.attempt(a.jobId),
       k.leases,
       k.version(a.jobId),
@@ -65,7 +67,7 @@ export class Leases {
       a.version,
       workerId,
       leaseMs,
-    )) as RenewOutcome;
+    ] as const;
   }
 
   /** Ends the attempt here: `done` once its result is durable, else given up for another worker. */

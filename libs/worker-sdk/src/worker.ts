@@ -290,7 +290,7 @@ export class Worker {
     try {
       claim = await this.#leases.claim(ref, this.#o.workerId, this.#o.leaseMs);
     } catch (err) {
-      if (err instanceof Error && /\bOOM\b/.test(err.message)) {
+      if (isKairosError(err, 'REDIS_OOM')) {
         // Redis is out of memory: the delay tier runs those partitions from PostgreSQL, and the
         // job must not wait for memory. It runs without a lease (no reaping, no zombie check);
         // the tracker still fences its result by the job's current fence.
