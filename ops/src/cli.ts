@@ -7,6 +7,7 @@ import { bootstrap } from './bootstrap.js';
 import { serviceUrls, stackConfigFromEnv } from './config.js';
 import { MissingPrerequisite } from './prereqs.js';
 import { formatStates } from './print.js';
+import { prune } from './prune.js';
 import { serviceByName } from './services/index.js';
 import { down, logFileFor, reset, status, up } from './stack.js';
 import { start } from './start.js';
@@ -58,6 +59,14 @@ program
   .command('reset')
   .description('stop everything and delete all data and logs (the jar cache stays)')
   .action(() => reset(cfg, log));
+
+program
+  .command('prune')
+  .description('remove outbox connectors and slots that killed tests or benchmarks left behind')
+  .action(async () => {
+    const n = await prune(cfg, log);
+    console.log(n === 0 ? 'nothing to prune' : `pruned ${n} connector(s)`);
+  });
 
 program
   .command('logs')

@@ -49,7 +49,7 @@ export async function registerNamespacedOutboxConnector(
 }
 
 /** The slot stays active for a moment after the connector is deleted; wait (or end its holder), then drop it. */
-async function dropSlot(pgUrl: string, slot: string): Promise<void> {
+export async function dropSlot(pgUrl: string, slot: string): Promise<void> {
   const c = new pg.Client({ connectionString: pgUrl });
   await c.connect();
   try {
