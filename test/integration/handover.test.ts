@@ -27,6 +27,8 @@ test('partitions handed between delay-tier instances by rebalances mid-run: ever
     groupId: `${ns.prefix}delay-tier`,
     resourceClasses: RESOURCE_CLASSES,
     onDispatched: (record) => dispatchedByB.push(record.job_id),
+    // This one dispatches several partitions at once (the default is one at a time).
+    dispatchConcurrency: 3,
   });
 
   try {

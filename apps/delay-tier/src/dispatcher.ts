@@ -32,6 +32,8 @@ export interface DispatcherOptions {
   readonly log: Logger;
   /** Most jobs popped per class per partition per round. */
   readonly batchSize: number;
+  /** Partitions dispatched at once in a round (each holds a PostgreSQL connection meanwhile). */
+  readonly concurrency: number;
   /** Pause between rounds when nothing was due. */
   readonly idleMs: number;
   /** Release jobs this long before their due time (the worker holds them until due). */
@@ -71,6 +73,8 @@ async function retryOnSerialization<T>(fn: () => Promise<T>, tries = 3): Promise
 export class Dispatcher {
   readonly #o: DispatcherOptions;
   readonly #loop: PollLoop;
+  /** Pops run one at a time (see #pop). */
+  #popTurn: Promise<unknown> = Promise.resolve();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
@@ -89,18 +93,31 @@ export class Dispatcher {
     await this.#loop.stop();
   }
 
-  /** One pass over the dispatchable partitions; true when one had a full batch (more may be due). */
+  /** A job due now entered a hot set: dispatch without waiting out the idle pause. */
+  wake(): void {
+    this.#loop.wake();
+  }
+
+  /**
+   * One pass over the dispatchable partitions, a few at a time: they are independent (own hot
+   * set, own epoch), and one after another a job due in the last partition waited for every
+   * other partition's PostgreSQL claim and Kafka produce. True when one had a full batch.
+   */
   async #round(): Promise<boolean> {
+    const queue = this.#o.ownership.dispatchable();
     let busy = false;
-    for (const partition of this.#o.ownership.dispatchable()) {
-      try {
-        if (await this.#dispatchPartition(partition)) busy = true;
-      } catch (err) {
-        // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
-        // popped jobs stay in flight and are reclaimed.
-        this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying next round');
+    const lane = async () => {
+      for (let partition = queue.shift(); partition !== undefined; partition = queue.shift()) {
+        try {
+          if (await this.#dispatchPartition(partition)) busy = true;
+        } catch (err) {
+          // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
+          // popped jobs stay in flight and are reclaimed.
+          this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying next round');
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#o.concurrency, queue.length) }, lane));
     return busy;
   }
 
@@ -144,18 +161,33 @@ export class Dispatcher {
     }
   }
 
-  async #dispatchHot(partition: number, epoch: number): Promise<boolean> {
-    const plan = await this.#o.release.plan();
-    const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, {
-      classes: plan.classes,
-      leadMs: this.#o.preDispatchMs,
-      quantum: this.#o.quantum,
-      weights: this.#o.tenantWeights,
+  /**
+   * Takes rate-limit tokens, pops and gives back the unused tokens, one partition at a time (a
+   * few Redis round trips): in parallel, the first partition to ask would take a small bucket
+   * whole, and a partition with nothing of that class due would keep starving the others. The
+   * slow part after it (PostgreSQL claim, Kafka produce) runs in parallel.
+   */
+  #pop(partition: number, epoch: number) {
+    const turn = this.#popTurn.then(async () => {
+      const plan = await this.#o.release.plan();
+      const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, {
+        classes: plan.classes,
+        leadMs: this.#o.preDispatchMs,
+        quantum: this.#o.quantum,
+        weights: this.#o.tenantWeights,
+      });
+      const records = jobs.map((j) => JSON.parse(j.record) as HotRecord);
+      const perClass = new Map<string, number>();
+      for (const r of records) perClass.set(r.resource_class, (perClass.get(r.resource_class) ?? 0) + 1);
+      await this.#o.release.settle(plan, perClass);
+      return { plan, nowMs, records, perClass };
     });
-    const records = jobs.map((j) => JSON.parse(j.record) as HotRecord);
-    const perClass = new Map<string, number>();
-    for (const r of records) perClass.set(r.resource_class, (perClass.get(r.resource_class) ?? 0) + 1);
-    await this.#o.release.settle(plan, perClass);
+    this.#popTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  async #dispatchHot(partition: number, epoch: number): Promise<boolean> {
+    const { plan, nowMs, records, perClass } = await this.#pop(partition, epoch);
     if (records.length === 0) return false;
 
     // Deadline passed by Redis time: the job is not worth running any more.

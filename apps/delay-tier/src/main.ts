@@ -18,7 +18,8 @@ runMain(async () => {
   const pool = createPool({
     connectionString: env.pgUrl,
     schema: env.dbSchema,
-    max: 4,
+    // A connection per partition claiming at once, plus the pre-loader's and the reaper's.
+    max: tenv.dispatchConcurrency + 4,
     applicationName: 'kairos-delay-tier',
   });
   const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 3 });
@@ -34,6 +35,8 @@ runMain(async () => {
     lookaheadMs: tenv.lookaheadMs,
     minLookaheadMs: tenv.minLookaheadMs,
     preDispatchMs: tenv.preDispatchMs,
+    versionTtlSeconds: tenv.versionTtlSeconds,
+    dispatchConcurrency: tenv.dispatchConcurrency,
     tenantWeights: tenv.tenantWeights,
     overlapRecheckMs: tenv.overlapRecheckMs,
     log,

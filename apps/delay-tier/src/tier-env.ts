@@ -16,6 +16,10 @@ export interface TierEnv {
   readonly tenantWeights: Map<string, number>;
   /** KAIROS_OVERLAP_RECHECK_MS: a schedule's run waiting behind its previous run (buffer_one) is looked at again after this, default 500. */
   readonly overlapRecheckMs: number;
+  /** KAIROS_VERSION_TTL_SECONDS: how long a job's version marker stays in Redis, default 604,800 (7 days). */
+  readonly versionTtlSeconds: number;
+  /** KAIROS_DISPATCH_CONCURRENCY: partitions dispatched at once, default 1. */
+  readonly dispatchConcurrency: number;
 }
 
 export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
@@ -36,5 +40,7 @@ export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
     preDispatchMs: intVar(env, 'KAIROS_PRE_DISPATCH_MS', 0, 0, 60_000),
     tenantWeights: weights,
     overlapRecheckMs: intVar(env, 'KAIROS_OVERLAP_RECHECK_MS', 500, 10, 60_000),
+    versionTtlSeconds: intVar(env, 'KAIROS_VERSION_TTL_SECONDS', 604_800, 60, 31_536_000),
+    dispatchConcurrency: intVar(env, 'KAIROS_DISPATCH_CONCURRENCY', 1, 1, 32),
   };
 }

@@ -11,6 +11,8 @@ export class PollLoop {
   #running = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** wake() came during a round: the next pause is skipped. */
+  #woken = false;
 
   constructor(options: {
     readonly round: () => Promise<boolean | void>;
@@ -42,9 +44,10 @@ export class PollLoop {
     await this.#loop;
   }
 
-  /** Ends the current pause: the next round starts now. */
+  /** The next round starts now: ends the current pause, or skips the next one if a round runs. */
   wake(): void {
-    this.#wake?.();
+    if (this.#wake) this.#wake();
+    else this.#woken = true;
   }
 
   async #run(): Promise<void> {
@@ -56,6 +59,10 @@ export class PollLoop {
         this.#onError(err);
       }
       if (!this.#running || again) continue;
+      if (this.#woken) {
+        this.#woken = false;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.#intervalMs);
         this.#wake = () => {
@@ -64,6 +71,7 @@ export class PollLoop {
         };
       });
       this.#wake = undefined;
+      this.#woken = false;
     }
   }
 }

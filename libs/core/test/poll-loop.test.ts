@@ -21,6 +21,32 @@ describe('PollLoop', () => {
     expect(loop.running).toBe(false);
   });
 
+  test('a wake during a round skips the next pause', async () => {
+    let rounds = 0;
+    let release: (() => void) | undefined;
+    const loop = new PollLoop({
+      round: () =>
+        new Promise<void>((r) => {
+          rounds++;
+          release = r;
+        }),
+      intervalMs: 60_000,
+      onError: () => {},
+    });
+    loop.start();
+    await tick();
+    expect(rounds).toBe(1);
+    loop.wake(); // the first round is still running
+    release?.();
+    for (let i = 0; i < 5; i++) await tick();
+    expect(rounds).toBe(2); // no pause in between
+    release?.();
+    for (let i = 0; i < 5; i++) await tick();
+    expect(rounds).toBe(2); // now it pauses
+    const stopping = loop.stop();
+    await stopping;
+  });
+
   test('a failing round is reported and the loop goes on; stop ends a pause at once', async () => {
     const errors: unknown[] = [];
     let rounds = 0;
