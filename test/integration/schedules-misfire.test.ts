@@ -239,9 +239,14 @@ test('with only the delay tier down, the generator keeps deciding on the late ru
       for (const r of catchUps)
         expect(r.dispatchedAt! - r.occurrenceAt, policy).toBeLessThanOrEqual(WITHIN_MS);
     }
-    // Everything after the catch-ups ran on time, one run per second, nothing in between.
-    const runs = window.filter((r) => r.state === 'SUCCEEDED').map((r) => r.occurrenceAt);
-    for (let i = 1; i < runs.length; i++) expect(runs[i]! - runs[i - 1]!, policy).toBe(1000);
+    // Every second of the window is accounted for: it ran, or the policy dropped it as a misfire
+    // (a run due just before the tier was back may still miss its time while the tier rebuilds;
+    // it then belongs to the same outage, whose catch-up quota is spent).
+    const seen = window
+      .filter((r) => r.state === 'SUCCEEDED' || r.state === 'SKIPPED')
+      .map((r) => r.occurrenceAt)
+      .sort((a, b) => a - b);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, policy).toBe(1000);
     expect(
       window.filter((r) => ['SCHEDULED', 'QUEUED'].includes(r.state) && r.occurrenceAt < backAt - 2000),
     ).toEqual([]);

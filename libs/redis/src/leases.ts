@@ -52,7 +52,10 @@ export class Leases {
   }
 
   async renew(a: AttemptRef, workerId: string, leaseMs: number): Promise<RenewOutcome> {
-    return (await this.#redis.kairosLeaseRenew(...this.#leaseArgs(a, workerId, leaseMs))) as RenewOutcome;
+    return (await this.#redis.kairosLeaseRenew(
+      ...this.#leaseArgs(a, workerId, leaseMs),
+      this.#ttl,
+    )) as RenewOutcome;
   }
 
   /** KEYS and ARGV shared by the claim and renew scripts (see their headers). */
