@@ -126,7 +126,7 @@ export class Ownership {
       await this.#hot.setEpoch(partition, epoch);
       await this.#hooks.rebuild(partition, epoch);
     } catch (err) {
-      if (!isKairosError(err, 'REDIS_OOM') && !/\bOOM\b/.test(String((err as Error).message))) throw err;
+      if (!isKairosError(err, 'REDIS_OOM')) throw err;
       this.#log.warn({ partition, epoch }, 'Redis is out of memory: partition runs PostgreSQL-only');
       this.#hooks.onOom(partition);
     }

@@ -110,7 +110,11 @@ export class HotSet {
    * Returns false if a newer owner's epoch is already there.
    */
   async setEpoch(partition: number, epoch: number): Promise<boolean> {
-    return (await this.#redis.kairosSetEpoch(this.keys(partition).epoch, epoch)) === 1;
+    try {
+      return (await this.#redis.kairosSetEpoch(this.keys(partition).epoch, epoch)) === 1;
+    } catch (err) {
+      rethrowOom(err, `the epoch of partition ${partition}`);
+    }
   }
 
   /** The epoch Redis holds for a partition (undefined after Redis lost its data). */
