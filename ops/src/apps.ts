@@ -38,20 +38,42 @@ export function formatLogLine(line: string): string {
   return `${prefix}${typeof msg === 'string' ? msg : ''}${fields ? `  ${fields}` : ''}`;
 }
 
-/** Starts an app's entry point on this Node with tsx, its output prefixed and made readable. */
-export function startApp(root: string, name: string, env: NodeJS.ProcessEnv, index: number): AppProcess {
+/** Where an app's output lines go: printed with a coloured tag (npm start), or to a caller. */
+export type LineSink = (line: string) => void;
+
+/** A sink that prints each line, made readable, behind the app's coloured name. */
+export function printedLines(name: string, index: number): LineSink {
+  const tag = `${COLORS[index % COLORS.length] ?? ''}[${name}]${RESET}`;
+  return (line) => console.log(`${tag} ${formatLogLine(line)}`);
+}
+
+/**
+ * Starts a Node entry point (an app's `src/main.ts`, or any script) on this Node with tsx, as its
+ * own OS process. `logged(msg)` resolves once it logs a JSON line whose message is `msg`.
+ */
+export function startNodeProcess(
+  root: string,
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  sink: LineSink,
+  nodeArgs: readonly string[] = [],
+): AppProcess {
   const child = spawn(
     process.execPath,
-    ['--conditions=kairos-source', '--import', 'tsx', resolve(root, 'apps', name, 'src', 'main.ts')],
-    { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    [...nodeArgs, '--conditions=kairos-source', '--import', 'tsx', script],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
-  const tag = `${COLORS[index % COLORS.length] ?? ''}[${name}]${RESET}`;
   const seen = new Set<string>();
   const waiters = new Map<string, (() => void)[]>();
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
     createInterface({ input: stream }).on('line', (line) => {
-      console.log(`${tag} ${formatLogLine(line)}`);
+      sink(line);
       const msg = messageOf(line);
       if (msg === undefined) return;
       seen.add(msg);
@@ -73,9 +95,19 @@ export function startApp(root: string, name: string, env: NodeJS.ProcessEnv, ind
           ]);
         });
   child.on('exit', (code, signal) => {
-    if (code !== 0 && signal === null) console.log(`${tag} exited with code ${code}`);
+    if (code !== 0 && signal === null) sink(`exited with code ${code}`);
   });
   return { name, child, logged };
+}
+
+/** Starts an app's entry point on this Node with tsx, its output prefixed and made readable. */
+export function startApp(root: string, name: string, env: NodeJS.ProcessEnv, index: number): AppProcess {
+  return startNodeProcess(root, name, appEntry(root, name), env, printedLines(name, index));
+}
+
+/** The entry point of an app under apps/. */
+export function appEntry(root: string, name: string): string {
+  return resolve(root, 'apps', name, 'src', 'main.ts');
 }
 
 function messageOf(line: string): string | undefined {

@@ -1,46 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { createApiServer } from '@kairos/api';
 import { JobCommands, ScheduleCommands, type ScheduleCommandsOptions } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
-import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
+import type { Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
-import {
-  AvroCodec,
-  createKafka,
-  createRegistryClient,
-  ensureTopics,
-  topicCatalogue,
-  topicNames,
-  type TopicNames,
-} from '@kairos/kafka';
+import { AvroCodec, createKafka, createRegistryClient, topicNames, type TopicNames } from '@kairos/kafka';
 import { createLogger, type Logger } from '@kairos/observability';
 import { Tracker, type TrackerOptions } from '@kairos/tracker';
 import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Kafka } from 'kafkajs';
-import pg from 'pg';
-import { registerNamespacedOutboxConnector } from './outbox-connector.js';
+import { prepareNamespace, runStops, type NamespaceSpec } from './namespace-setup.js';
 
-export interface HarnessServices {
-  readonly pgUrl: string;
-  readonly redisUrl: string;
-  readonly kafkaBrokers: string;
-  readonly registryUrl: string;
-  readonly connectUrl: string;
-  readonly jobEventPartitions: number;
-}
+export type { HarnessServices } from './namespace-setup.js';
 
-export interface HarnessOptions {
-  readonly services: HarnessServices;
-  /** Lower-case letters and digits: names the connector, slot and publication. */
-  readonly id: string;
-  /** Prefix of topics, consumer groups and Redis keys. */
-  readonly prefix: string;
-  /** PostgreSQL schema (created if missing). */
-  readonly schema: string;
-  readonly resourceClasses: readonly string[];
+export interface HarnessOptions extends NamespaceSpec {
   /** pino level of the components. Default: warn. */
   readonly logLevel?: string;
   /** Serve the HTTP API on a random loopback port. Default: true. */
@@ -59,8 +34,6 @@ export interface HarnessOptions {
   /** The tracker's schedule generator (interval, lookahead…; false: none). */
   readonly generator?: TrackerOptions['generator'];
 }
-
-const CONNECTORS_DIR = resolve(import.meta.dirname, '..', '..', 'connectors');
 
 /**
  * The whole pipeline of DESIGN.md section 1 in this process, isolated in one namespace: its own
@@ -104,29 +77,8 @@ export class InProcessPipeline {
   }
 
   async #start(): Promise<void> {
-    const { services, prefix, schema, resourceClasses } = this.#o;
-    const admin = new pg.Client({ connectionString: services.pgUrl });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await admin.end();
-    this.pool = createPool({ connectionString: services.pgUrl, schema, max: 10 });
-    this.#stops.push(() => this.pool.end());
-    await migrate(this.pool);
-    await ensureJobPartitions(this.pool, new Date());
-    await ensureTopics(
-      this.kafka,
-      topicCatalogue({ prefix, resourceClasses, jobEventPartitions: services.jobEventPartitions }),
-    );
-    this.#stops.push(
-      await registerNamespacedOutboxConnector({
-        connectUrl: services.connectUrl,
-        pgUrl: services.pgUrl,
-        connectorsDir: CONNECTORS_DIR,
-        id: this.#o.id,
-        topicPrefix: prefix,
-        schema,
-      }),
-    );
+    const { services, resourceClasses } = this.#o;
+    this.pool = await prepareNamespace(this.#o, this.kafka, this.#stops);
     this.codec = new AvroCodec(createRegistryClient({ url: services.registryUrl }));
     this.commands = await JobCommands.create({
       pool: this.pool,
@@ -222,12 +174,7 @@ export class InProcessPipeline {
   }
 
   /** Stops everything started, newest first; keeps going past failures and reports the first. */
-  async stop(): Promise<void> {
-    let first: unknown;
-    while (this.#stops.length > 0) {
-      const step = this.#stops.pop();
-      await step?.().catch((err: unknown) => (first ??= err));
-    }
-    if (first !== undefined) throw first instanceof Error ? first : new Error(JSON.stringify(first));
+  stop(): Promise<void> {
+    return runStops(this.#stops);
   }
 }

@@ -6,3 +6,5 @@ export { formatStates } from './print.js';
 export { registerNamespacedOutboxConnector, type NamespacedConnector } from './outbox-connector.js';
 export { InProcessPipeline, type HarnessOptions, type HarnessServices } from './harness.js';
 export { servicesFromEnv, stackServices, ensureLocalStack } from './services-discovery.js';
+export { ProcessDeployment, type AppName, type DeploymentOptions, type RunningApp } from './deployment.js';
+export { prepareNamespace, type NamespaceSpec } from './namespace-setup.js';

@@ -1,6 +1,6 @@
 import { OccurrenceGate } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
-import type { AvroCodec, TopicNames } from '@kairos/kafka';
+import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import {
   createDelayTierMetrics,
   silentLogger,
@@ -34,6 +34,11 @@ export interface DelayTierOptions {
   readonly instanceId: string;
   /** Consumer group of the tier on kairos.job-events. Default: `kairos-delay-tier`. */
   readonly groupId?: string;
+  /**
+   * Kafka session timeout, ms: a killed owner's partitions move to a standby this long after its
+   * last heartbeat (then the standby takes new epochs and rebuilds their hot sets). Default: 6,000.
+   */
+  readonly sessionTimeoutMs?: number;
   /** Prefix of every Redis key. Default: ''. */
   readonly keyPrefix?: string;
   /** Resource classes, released `critical` first. Default: critical, default, cpu, io. */
@@ -231,7 +236,12 @@ export class DelayTier {
       batch: 200,
       ...(options.onReaped ? { onReaped: options.onReaped } : {}),
     });
-    this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-delay-tier' });
+    this.#consumer = options.kafka.consumer(
+      groupMemberConfig({
+        groupId: options.groupId ?? 'kairos-delay-tier',
+        ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+      }),
+    );
     this.#dispatcher = new Dispatcher({
       hot: this.#hot,
       ownership: this.#ownership,

@@ -22,7 +22,7 @@ runMain(async () => {
     max: tenv.dispatchConcurrency + 4,
     applicationName: 'kairos-delay-tier',
   });
-  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 3 });
+  const redis = new Redis(env.redisUrl, { keyPrefix: env.redisKeyPrefix, maxRetriesPerRequest: 3 });
   const tier = new DelayTier({
     kafka: createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-delay-tier-${env.instanceId}` }),
     codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
@@ -31,6 +31,7 @@ runMain(async () => {
     topics: topicNames(env.topicPrefix),
     instanceId: env.instanceId,
     groupId: `${env.topicPrefix}kairos-delay-tier`,
+    sessionTimeoutMs: env.sessionTimeoutMs,
     resourceClasses: env.resourceClasses,
     lookaheadMs: tenv.lookaheadMs,
     minLookaheadMs: tenv.minLookaheadMs,

@@ -1,5 +1,5 @@
 import { Compatibility } from '@confluentinc/schemaregistry';
-import { AvroCodec, headerString, HEADERS, valueSubject } from '@kairos/kafka';
+import { AvroCodec, groupMemberConfig, headerString, HEADERS, valueSubject } from '@kairos/kafka';
 import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
 import { SCHEMAS, type RejectionReason, type ScheduleRequestRecord } from '@kairos/schemas';
 import type { Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
@@ -71,11 +71,9 @@ export class Ingest {
   constructor(options: IngestOptions) {
     this.#o = compileIngestOptions(options);
     const { kafka } = this.#o;
-    this.#consumer = kafka.consumer({
-      groupId: this.#o.groupId,
-      sessionTimeout: this.#o.sessionTimeoutMs,
-      heartbeatInterval: Math.min(3000, Math.floor(this.#o.sessionTimeoutMs / 3)),
-    });
+    this.#consumer = kafka.consumer(
+      groupMemberConfig({ groupId: this.#o.groupId, sessionTimeoutMs: this.#o.sessionTimeoutMs }),
+    );
     this.#producer = kafka.producer({
       transactionalId: this.#o.transactionalId,
       idempotent: true,

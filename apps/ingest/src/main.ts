@@ -49,6 +49,7 @@ runMain(async () => {
     pool,
     topics,
     groupId: `${env.topicPrefix}kairos-ingest`,
+    sessionTimeoutMs: env.sessionTimeoutMs,
     instanceId: env.instanceId,
     ...(ienv.tenants ? { tenants: ienv.tenants } : {}),
     partitionsConsumedConcurrently: ienv.partitionsConsumedConcurrently,

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Client } from '@confluentinc/schemaregistry';
 import type { JobCommands, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
-import type { TopicNames } from '@kairos/kafka';
+import { DEFAULT_SESSION_TIMEOUT_MS, type TopicNames } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
 import type { Kafka } from 'kafkajs';
 
@@ -37,7 +37,7 @@ export interface IngestOptions {
   readonly initialBackoffMs?: number;
   /** Longest wait between retries of a transient failure, ms. Default: 5,000. */
   readonly maxBackoffMs?: number;
-  /** Kafka consumer session timeout, ms. Default: 30,000. */
+  /** Kafka consumer session timeout, ms: how soon a dead ingest's partitions move on. Default: 6,000. */
   readonly sessionTimeoutMs?: number;
   readonly log?: Logger;
   /** Called when the consumer crashed for good or the producer was fenced (exit and restart). */
@@ -108,7 +108,7 @@ export function compileIngestOptions(o: IngestOptions): CompiledIngestOptions {
     internalErrorAttempts: positiveInt('internalErrorAttempts', o.internalErrorAttempts ?? 5),
     initialBackoffMs,
     maxBackoffMs,
-    sessionTimeoutMs: positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? 30_000),
+    sessionTimeoutMs: positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS),
     log: o.log ?? silentLogger(),
     onFatal: o.onFatal ?? (() => undefined),
     now: o.now ?? (() => new Date()),

@@ -21,6 +21,7 @@ runMain(async () => {
     topics: topicNames(env.topicPrefix),
     resourceClasses: env.resourceClasses,
     groupId: `${env.topicPrefix}kairos-tracker`,
+    sessionTimeoutMs: env.sessionTimeoutMs,
     log,
     onFatal: () => process.exit(1),
     // Recurring schedules' occurrences: generated every interval, lookahead ahead.

@@ -19,7 +19,7 @@ import {
   type ResultRecord,
   type RetryRecord,
 } from '@kairos/db';
-import type { AvroCodec, TopicNames } from '@kairos/kafka';
+import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
 import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
@@ -34,6 +34,8 @@ export interface TrackerOptions {
   readonly resourceClasses: readonly string[];
   /** Consumer group. Default: `kairos-tracker`. */
   readonly groupId?: string;
+  /** Kafka session timeout, ms: how soon a dead tracker's partitions move on. Default: 6,000. */
+  readonly sessionTimeoutMs?: number;
   readonly log?: Logger;
   /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
   readonly onFatal?: (err: Error) => void;
@@ -81,7 +83,12 @@ export class Tracker {
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.metrics = options.metrics ?? createTrackerMetrics();
-    this.#consumer = options.kafka.consumer({ groupId: options.groupId ?? 'kairos-tracker' });
+    this.#consumer = options.kafka.consumer(
+      groupMemberConfig({
+        groupId: options.groupId ?? 'kairos-tracker',
+        ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+      }),
+    );
     this.generator =
       options.generator === false
         ? undefined

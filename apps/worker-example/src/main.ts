@@ -20,7 +20,11 @@ const worker = new Worker({
   resourceClasses: (env.KAIROS_RESOURCE_CLASSES ?? 'critical,default,cpu,io').split(','),
   topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
   redisUrl: env.KAIROS_REDIS_URL ?? 'redis://127.0.0.1:56379',
+  redisKeyPrefix: env.KAIROS_REDIS_KEY_PREFIX ?? '',
   concurrency: Number(env.WORKER_CONCURRENCY ?? 20),
+  ...(env.KAIROS_KAFKA_SESSION_TIMEOUT_MS
+    ? { sessionTimeoutMs: Number(env.KAIROS_KAFKA_SESSION_TIMEOUT_MS) }
+    : {}),
   logger: log,
 });
 

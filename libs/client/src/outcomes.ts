@@ -1,4 +1,4 @@
-import type { AvroCodec } from '@kairos/kafka';
+import { groupMemberConfig, type AvroCodec } from '@kairos/kafka';
 import type {
   RejectedFieldRecord,
   RejectionReason,
@@ -97,7 +97,7 @@ export class OutcomeListener {
     this.#timeoutMs = o.timeoutMs;
     this.#log = o.log;
     // read_committed (KafkaJS's default): answers are written in the ingest's transactions.
-    this.#consumer = o.kafka.consumer({ groupId: o.groupId });
+    this.#consumer = o.kafka.consumer(groupMemberConfig({ groupId: o.groupId }));
   }
 
   async start(): Promise<void> {

@@ -14,10 +14,17 @@ export interface KairosEnv {
   readonly registryUrl: string;
   /** KAIROS_TOPIC_PREFIX, default ''. */
   readonly topicPrefix: string;
+  /** KAIROS_REDIS_KEY_PREFIX: prepended to every Redis key (several deployments on one Redis), default ''. */
+  readonly redisKeyPrefix: string;
   /** KAIROS_JOB_EVENT_PARTITIONS, default 8. Must equal the topic's partition count. */
   readonly jobEventPartitions: number;
   /** KAIROS_RESOURCE_CLASSES, comma-separated, default `critical,default,cpu,io`. */
   readonly resourceClasses: string[];
+  /**
+   * KAIROS_KAFKA_SESSION_TIMEOUT_MS: how soon a dead app's Kafka partitions move to another
+   * instance, default 6,000 (the broker's usual minimum).
+   */
+  readonly sessionTimeoutMs: number;
   /** KAIROS_LOG_LEVEL, default `info`. */
   readonly logLevel: string;
   /** KAIROS_INSTANCE_ID, default `<host>-<pid>`. */
@@ -62,8 +69,10 @@ export function kairosEnv(env: NodeJS.ProcessEnv = process.env): KairosEnv {
     kafkaBrokers: listVar(env, 'KAIROS_KAFKA_BROKERS', '127.0.0.1:59092'),
     registryUrl: env.KAIROS_REGISTRY_URL ?? 'http://127.0.0.1:58081/apis/ccompat/v7',
     topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
+    redisKeyPrefix: env.KAIROS_REDIS_KEY_PREFIX ?? '',
     jobEventPartitions: intVar(env, 'KAIROS_JOB_EVENT_PARTITIONS', 8, 1, 256),
     resourceClasses: listVar(env, 'KAIROS_RESOURCE_CLASSES', 'critical,default,cpu,io'),
+    sessionTimeoutMs: intVar(env, 'KAIROS_KAFKA_SESSION_TIMEOUT_MS', 6000, 600, 1_800_000),
     logLevel: env.KAIROS_LOG_LEVEL ?? 'info',
     instanceId: env.KAIROS_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
   };

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type KafkaConfig, type RetryOptions } from 'kafkajs';
+import { Kafka, logLevel, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
 
 export interface KafkaClientOptions {
   /** Bootstrap brokers, e.g. ['127.0.0.1:59092']. Required. */
@@ -42,4 +42,31 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     ...(options.retry ? { retry: options.retry } : {}),
   };
   return new Kafka(config);
+}
+
+/**
+ * How long a consumer group member may go silent before the broker gives its partitions to the
+ * others, ms: the failover time of a killed delay tier, worker, tracker or ingest. 6 s is the
+ * broker's default lower bound (`group.min.session.timeout.ms`); a longer one survives longer
+ * stalls (GC, a blocked event loop) without a rebalance, at the cost of slower failover.
+ */
+export const DEFAULT_SESSION_TIMEOUT_MS = 6000;
+
+export interface GroupMemberOptions {
+  readonly groupId: string;
+  /** Default: DEFAULT_SESSION_TIMEOUT_MS. */
+  readonly sessionTimeoutMs?: number;
+}
+
+/**
+ * The consumer settings of every Kairos group member, so one policy decides failover: heartbeats
+ * at a sixth of the session, and fetches that long-poll for at most as long, since KafkaJS sends
+ * heartbeats only between fetches (its default 5 s wait would starve a 6 s session).
+ */
+export function groupMemberConfig(o: GroupMemberOptions): ConsumerConfig {
+  const sessionTimeout = o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+  if (!Number.isInteger(sessionTimeout) || sessionTimeout < 600)
+    throw new RangeError(`sessionTimeoutMs must be an integer >= 600, got ${sessionTimeout}`);
+  const beat = Math.floor(sessionTimeout / 6);
+  return { groupId: o.groupId, sessionTimeout, heartbeatInterval: beat, maxWaitTimeInMs: beat };
 }

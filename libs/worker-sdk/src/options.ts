@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { BreakerOptions } from '@kairos/core';
-import { assertResourceClass } from '@kairos/kafka';
+import { assertResourceClass, DEFAULT_SESSION_TIMEOUT_MS } from '@kairos/kafka';
 
 /** Minimal logger interface (pino, console-like adapters and the like fit it). */
 export interface WorkerLogger {
@@ -27,7 +27,7 @@ export interface WorkerOptions {
   readonly workerId?: string;
   /** Partitions whose batches are worked on at once (each waits for its own tasks). Default: 16. */
   readonly partitionsConsumedConcurrently?: number;
-  /** Kafka consumer session timeout, ms: how soon a dead worker's partitions move on. Default: 30,000. */
+  /** Kafka consumer session timeout, ms: how soon a dead worker's undelivered tasks move on. Default: 6,000. */
   readonly sessionTimeoutMs?: number;
   /** How long stop() waits for running handlers before aborting them, ms. Default: 30,000. */
   readonly shutdownTimeoutMs?: number;
@@ -35,7 +35,12 @@ export interface WorkerOptions {
   readonly redisUrl: string;
   /** Prefix of the delay tier's Redis keys (matches the deployment's). Default: ''. */
   readonly redisKeyPrefix?: string;
-  /** Lease of a running attempt, ms: another worker may run it this long after we stall. Default: 30,000. */
+  /**
+   * Lease of a running attempt, ms: another worker may run it this long after we die or stall
+   * (the reaper then reports it failed and it is retried). A handler that blocks the event loop
+   * for longer than about two thirds of it misses its renewals and becomes a zombie; raise it for
+   * such handlers. Default: 5,000.
+   */
   readonly leaseMs?: number;
   /** How often a running attempt renews its lease, ms. Default: leaseMs / 3. */
   readonly heartbeatMs?: number;
@@ -105,7 +110,7 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
   if (typeof o.redisUrl !== 'string' || !/^rediss?:\/\//.test(o.redisUrl)) {
     throw new RangeError(`redisUrl must be a redis:// URL, got ${String(o.redisUrl)}`);
   }
-  const leaseMs = positiveInt('leaseMs', o.leaseMs ?? 30_000);
+  const leaseMs = positiveInt('leaseMs', o.leaseMs ?? 5_000);
   if (leaseMs < 100) throw new RangeError(`leaseMs must be at least 100, got ${leaseMs}`);
   const heartbeatMs = positiveInt('heartbeatMs', o.heartbeatMs ?? Math.floor(leaseMs / 3));
   if (heartbeatMs >= leaseMs)
@@ -128,7 +133,7 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
       o.partitionsConsumedConcurrently ?? 16,
     ),
     shutdownTimeoutMs: positiveInt('shutdownTimeoutMs', o.shutdownTimeoutMs ?? 30_000),
-    sessionTimeoutMs: positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? 30_000),
+    sessionTimeoutMs: positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS),
     redisUrl: o.redisUrl,
     redisKeyPrefix: o.redisKeyPrefix ?? '',
     leaseMs,

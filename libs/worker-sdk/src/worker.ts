@@ -1,5 +1,5 @@
 import { isKairosError } from '@kairos/core';
-import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
+import { AvroCodec, createKafka, createRegistryClient, groupMemberConfig, topicNames } from '@kairos/kafka';
 import { Leases } from '@kairos/redis';
 import { Redis } from 'ioredis';
 import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
@@ -59,12 +59,9 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.#o = compileWorkerOptions(options);
     const kafka = createKafka({ brokers: this.#o.brokers, clientId: `kairos-worker-${this.#o.workerId}` });
-    this.#consumer = kafka.consumer({
-      groupId: this.#o.groupId,
-      sessionTimeout: this.#o.sessionTimeoutMs,
-      // Heartbeats well within the session (kafkajs's default 3 s would not fit a short one).
-      heartbeatInterval: Math.min(3000, Math.floor(this.#o.sessionTimeoutMs / 3)),
-    });
+    this.#consumer = kafka.consumer(
+      groupMemberConfig({ groupId: this.#o.groupId, sessionTimeoutMs: this.#o.sessionTimeoutMs }),
+    );
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     this.#codec = new AvroCodec(createRegistryClient({ url: this.#o.registryUrl }));
     // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
