@@ -8,17 +8,30 @@ import { peerAdapters } from './adapters/peers.js';
 import { stackPids } from './cpu.js';
 import { machine, writeReport } from './report.js';
 import { benchServices, ROOT } from './services.js';
-import { keys, StartLog, type Measurement, type Size, type Workload } from './workload.js';
+import { warmUp, type Measurement, type Size, type Workload } from './workload.js';
 import { crash } from './workloads/crash.js';
 import { delay } from './workloads/delay.js';
 import { drain } from './workloads/drain.js';
 import { enqueue } from './workloads/enqueue.js';
+import { failover } from './workloads/failover.js';
 import { hops } from './workloads/hops.js';
+import { idle } from './workloads/idle.js';
 import { latency } from './workloads/latency.js';
 import { leases } from './workloads/leases.js';
 import { tier } from './workloads/tier.js';
 
-const WORKLOADS: readonly Workload[] = [enqueue, drain, latency, delay, hops, crash, tier, leases];
+const WORKLOADS: readonly Workload[] = [
+  enqueue,
+  drain,
+  latency,
+  delay,
+  hops,
+  crash,
+  tier,
+  leases,
+  idle,
+  failover,
+];
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 
 function adapters(names: readonly string[]): Adapter[] {
@@ -27,19 +40,6 @@ function adapters(names: readonly string[]): Adapter[] {
   if (unknown.length)
     throw new Error(`unknown system(s) ${unknown.join(', ')}; one of ${all.map((a) => a.name).join(', ')}`);
   return all.filter((a) => names.includes(a.name));
-}
-
-/** A short run before measuring: connections, JIT and the systems' own caches are warm. */
-async function warmUp(adapter: Adapter): Promise<void> {
-  const starts = new StartLog();
-  const ks = keys('warmup', 100);
-  await adapter.startWorker(10, starts.onStart);
-  await adapter.enqueue(
-    ks.map((key) => ({ key, dueAtMs: null })),
-    'batch',
-  );
-  await starts.waitAll(ks, 60_000);
-  await adapter.stopWorker();
 }
 
 const ALL_SYSTEMS = 'kairos,bullmq,pg-boss,graphile-worker';
@@ -115,8 +115,10 @@ const program = new Command('bench')
             const env = { ...services, namespace: randomBytes(4).toString('hex') };
             log(`${w.title}: ${adapter.name}, run ${run}/${runs}`);
             try {
-              await adapter.setup(env);
-              await warmUp(adapter);
+              if (!w.ownSetup) {
+                await adapter.setup(env);
+                await warmUp(adapter);
+              }
               const rows = await w.run({ adapter, env, size: opts.size, cpuRoots, log, concurrency });
               raw.push(...rows);
               for (const r of rows) {

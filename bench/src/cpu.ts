@@ -75,3 +75,51 @@ export function cpuSecondsBetween(before: Sample, after: Sample): number {
   }
   return Math.max(0, ticks) / TICKS;
 }
+
+/** The local stack's service pids by service name (postgres, redis, kafka, connect, registry). */
+export function stackPidsByName(root: string): Map<string, number> {
+  const run = resolve(root, '.kairos', 'run');
+  const out = new Map<string, number>();
+  try {
+    for (const f of readdirSync(run).filter((name) => name.endsWith('.pid'))) {
+      const pid = Number(readFileSync(resolve(run, f), 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0) out.set(f.slice(0, -'.pid'.length), pid);
+    }
+  } catch {
+    // not the local stack: external services are not measured
+  }
+  return out;
+}
+
+/** What a process is, for a CPU breakdown: a Kairos app, a worker, a service or this bench. */
+export function processLabel(pid: number, services: ReadonlyMap<string, number>): string {
+  for (const [name, root] of services) if (root === pid) return name;
+  let cmd: string;
+  try {
+    cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return 'exited';
+  }
+  const app = /apps\/([a-z-]+)\/src\/main\.ts/.exec(cmd)?.[1];
+  if (app) return app;
+  if (cmd.includes('worker-process')) return 'worker';
+  if (pid === process.pid) return 'bench (and in-process workers)';
+  if (cmd.startsWith('postgres')) return 'postgres';
+  return cmd.split(' ')[0] ?? 'other';
+}
+
+/** CPU seconds per label between two samples (labels from processLabel, a child under its app). */
+export function cpuByLabel(
+  before: Sample,
+  after: Sample,
+  label: (pid: number) => string,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [pid, s] of after) {
+    const prior = before.get(pid)?.ticks ?? 0;
+    const ticks = s.ticks >= prior ? s.ticks - prior : s.ticks;
+    const name = label(pid);
+    out.set(name, (out.get(name) ?? 0) + ticks / TICKS);
+  }
+  return out;
+}

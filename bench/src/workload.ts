@@ -33,6 +33,8 @@ export interface Workload {
   readonly title: string;
   /** Systems it applies to (undefined: all). */
   readonly only?: readonly string[];
+  /** It sets up (and tears down) what it measures itself: the runner skips setup and warm-up. */
+  readonly ownSetup?: boolean;
   run(ctx: WorkloadContext): Promise<Measurement[]>;
 }
 
@@ -84,3 +86,16 @@ export function keys(prefix: string, n: number): string[] {
 
 /** Gives lingering duplicates a moment to show up before the delivery check. */
 export const settle = (ms = 500) => new Promise((r) => setTimeout(r, ms));
+
+/** A short run before measuring: connections, JIT and the systems' own caches are warm. */
+export async function warmUp(adapter: Adapter): Promise<void> {
+  const starts = new StartLog();
+  const ks = keys('warmup', 100);
+  await adapter.startWorker(10, starts.onStart);
+  await adapter.enqueue(
+    ks.map((key) => ({ key, dueAtMs: null })),
+    'batch',
+  );
+  await starts.waitAll(ks, 60_000);
+  await adapter.stopWorker();
+}

@@ -1,4 +1,7 @@
-/** A Kairos worker in its own process for the crash workload (it may be SIGKILLed). */
+/**
+ * A worker service on the public Kairos SDK, in its own process (as users run one): every Kairos
+ * workload's worker, and the one the crash and failover workloads SIGKILL.
+ */
 import { Worker } from '@kairos/worker-sdk';
 import type { BenchEnv } from '../adapter.js';
 
@@ -16,8 +19,9 @@ const worker = new Worker({
 });
 worker.handle<{ key: string }>('bench', async (payload) => {
   process.stdout.write(`START ${payload.key} ${Date.now()}\n`);
-  await new Promise((r) => setTimeout(r, handlerMs));
+  if (handlerMs > 0) await new Promise((r) => setTimeout(r, handlerMs));
   process.stdout.write(`DONE ${payload.key}\n`);
 });
 await worker.start();
+process.stdout.write('READY\n');
 process.once('SIGTERM', () => void worker.stop().then(() => process.exit(0)));

@@ -1,135 +1,177 @@
-import { resolve } from 'node:path';
-import { InProcessPipeline } from '@kairos/ops';
-import type { Worker } from '@kairos/worker-sdk';
-import { Redis } from 'ioredis';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { KairosClient } from '@kairos/client';
+import { ProcessDeployment, type RunningApp } from '@kairos/ops';
 import type { Adapter, BenchEnv, BenchJob, EnqueueMode, OnStart } from '../adapter.js';
+import { dropKeys } from './kairos-in-process.js';
+import { CLASS, jobRequest, kairosWorkerCommand, prefixOf } from './kairos-common.js';
 
-const CLASS = 'default';
+/** A worker service process of the adapter's, and the handler starts it reports. */
+interface WorkerChild {
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+}
 
-/** Kairos end to end: outbox → Debezium → delay tier → Kafka → worker SDK → tracker. */
+/**
+ * Kairos as users deploy it: api, delay tier, tracker and ingest each its own OS process (from
+ * their entry points, as `npm start` runs them), jobs created through the HTTP API, handled by a
+ * worker service process on the public SDK. Every process is a child of the bench, so its CPU
+ * is counted.
+ */
 export class KairosAdapter implements Adapter {
   readonly name = 'kairos';
   #env: BenchEnv | undefined;
-  #pipeline: InProcessPipeline | undefined;
-  #worker: Worker | undefined;
-  /** Hooks for the per-hop workload. */
-  onDispatched: ((jobKey: string, atMs: number) => void) | undefined;
-  onScheduled: ((jobKey: string, atMs: number) => void) | undefined;
-  #dispatched = 0;
-  #dispatchWaiters: { n: number; done: () => void }[] = [];
+  #deployment: ProcessDeployment | undefined;
+  #workers: WorkerChild[] = [];
 
-  get pipeline(): InProcessPipeline {
-    if (!this.#pipeline) throw new Error('kairos adapter not set up');
-    return this.#pipeline;
+  get deployment(): ProcessDeployment {
+    if (!this.#deployment) throw new Error('kairos adapter not set up');
+    return this.#deployment;
+  }
+
+  get env(): BenchEnv {
+    if (!this.#env) throw new Error('kairos adapter not set up');
+    return this.#env;
   }
 
   async setup(env: BenchEnv): Promise<void> {
     this.#env = env;
-    this.#pipeline = await InProcessPipeline.start({
+    this.#deployment = await ProcessDeployment.start({
       services: env,
       id: env.namespace,
-      prefix: `b${env.namespace}.`,
+      prefix: prefixOf(env),
       schema: `b_${env.namespace}`,
       resourceClasses: [CLASS],
-      api: false,
-      logLevel: 'error',
-      onScheduled: (record, atMs) => {
-        if (this.onScheduled) this.onScheduled((JSON.parse(record.payload) as { key: string }).key, atMs);
-      },
-      onDispatched: (record, atMs) => {
-        this.#dispatched++;
-        this.#dispatchWaiters = this.#dispatchWaiters.filter((w) =>
-          w.n <= this.#dispatched ? (w.done(), false) : true,
-        );
-        if (this.onDispatched) this.onDispatched((JSON.parse(record.payload) as { key: string }).key, atMs);
-      },
-    });
-  }
-
-  /**
-   * Resolves once `n` jobs (counted since setup) were dispatched to their task topic: for Kairos a
-   * due job is "ready to drain" when it sits in Kafka, as a due job sits in a peer's queue.
-   */
-  waitDispatched(n: number, timeoutMs: number): Promise<boolean> {
-    if (this.#dispatched >= n) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.#dispatchWaiters.push({
-        n,
-        done: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-      });
+      apps: ['api', 'delay-tier', 'tracker', 'ingest'],
     });
   }
 
   async enqueue(jobs: readonly BenchJob[], mode: EnqueueMode): Promise<void> {
-    const request = (j: BenchJob) => ({
-      tenant: 'bench',
-      type: 'bench',
-      resource_class: CLASS,
-      payload: { key: j.key },
-      ...(j.dueAtMs === null ? {} : { due_at: new Date(j.dueAtMs).toISOString() }),
-    });
     if (mode === 'batch') {
-      await this.pipeline.commands.createJobs(jobs.map(request));
+      await this.#post('/v1/jobs:batch', { jobs: jobs.map(jobRequest) });
       return;
     }
-    for (const j of jobs) await this.pipeline.commands.createJobs([request(j)]);
+    for (const j of jobs) await this.#post('/v1/jobs', jobRequest(j));
+  }
+
+  async #post(path: string, body: unknown): Promise<void> {
+    const res = await fetch(`${this.deployment.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  }
+
+  /**
+   * Produces the jobs as requests to `schedule-requests` (through the producer SDK, `inFlight` at
+   * a time) and resolves once the ingest has applied every one (its job row exists).
+   */
+  async enqueueViaTopic(jobs: readonly BenchJob[], inFlight: number): Promise<void> {
+    const client = new KairosClient({
+      brokers: this.env.kafkaBrokers.split(','),
+      registryUrl: this.env.registryUrl,
+      tenant: 'bench',
+      topicPrefix: prefixOf(this.env),
+    });
+    await client.start();
+    try {
+      let next = 0;
+      const send = async () => {
+        for (let j = jobs[next++]; j; j = jobs[next++]) {
+          await client.schedule({
+            type: 'bench',
+            resourceClass: CLASS,
+            payload: { key: j.key },
+            idempotencyKey: j.key,
+            ...(j.dueAtMs === null ? {} : { dueAt: j.dueAtMs }),
+          });
+        }
+      };
+      await Promise.all(Array.from({ length: inFlight }, send));
+    } finally {
+      await client.close();
+    }
+    const keys = jobs.map((j) => j.key);
+    await this.#until(`SELECT count(*) AS n FROM jobs WHERE payload->>'key' = ANY($1)`, [keys], keys.length);
+  }
+
+  async #until(sql: string, params: unknown[], n: number, timeoutMs = 300_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const { rows } = await this.deployment.pool.query<{ n: string }>(sql, params);
+      if (Number(rows[0]?.n) >= n) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  }
+
+  /** Resolves once `n` jobs of the run were dispatched to their task topic (false on timeout). */
+  waitDispatched(n: number, timeoutMs: number): Promise<boolean> {
+    return this.#until('SELECT count(*) AS n FROM jobs WHERE dispatched_at IS NOT NULL', [], n, timeoutMs);
   }
 
   async startWorker(concurrency: number, onStart: OnStart): Promise<void> {
-    const worker = this.pipeline.worker({ concurrency, groupId: `b${this.#env?.namespace}.workers` });
-    worker.handle<{ key: string }>('bench', (payload) => onStart(payload.key, Date.now()));
-    await worker.start();
-    this.#worker = worker;
+    await this.spawnWorker(concurrency, onStart, 0);
   }
 
+  /** Starts a worker service process (one more); resolves once it has joined its group. */
+  async spawnWorker(concurrency: number, onStart: OnStart, handlerMs: number): Promise<RunningWorker> {
+    const { args, env } = this.workerProcess(concurrency, handlerMs);
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const w: WorkerChild = { child, exited };
+    this.#workers.push(w);
+    const errors: string[] = [];
+    createInterface({ input: child.stderr }).on('line', (line) => errors.push(line));
+    const ready = new Promise<boolean>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line === 'READY') resolve(true);
+        const [kind, key, at] = line.split(' ');
+        if (kind === 'START' && key) onStart(key, Number(at));
+      });
+      void exited.then(() => resolve(false));
+    });
+    if (!(await ready)) throw new Error(`kairos worker did not start: ${errors.slice(-10).join('\n')}`);
+    return { pid: child.pid ?? 0, kill: (signal) => signalWorker(w, signal) };
+  }
+
+  /** Stops every worker process (SIGTERM: the SDK finishes running tasks and leaves its group). */
   async stopWorker(): Promise<void> {
-    await this.#worker?.stop();
-    this.#worker = undefined;
+    await Promise.all(this.#workers.splice(0).map((w) => signalWorker(w, 'SIGTERM')));
   }
 
   workerProcess(concurrency: number, handlerMs: number): { args: string[]; env: Record<string, string> } {
-    const env = this.#env;
-    if (!env) throw new Error('kairos adapter not set up');
-    return {
-      args: [
-        '--conditions=kairos-source',
-        '--import',
-        'tsx',
-        resolve(import.meta.dirname, 'kairos-worker-process.ts'),
-      ],
-      env: {
-        BENCH_ENV: JSON.stringify(env),
-        BENCH_CONCURRENCY: String(concurrency),
-        BENCH_HANDLER_MS: String(handlerMs),
-      },
-    };
+    return kairosWorkerCommand(this.env, concurrency, handlerMs);
+  }
+
+  /** Starts another delay-tier instance (a standby) in the run's deployment. */
+  startDelayTier(): Promise<RunningApp> {
+    return this.deployment.startApp('delay-tier');
   }
 
   async teardown(): Promise<void> {
-    await this.#pipeline?.stop();
-    this.#pipeline = undefined;
-    if (this.#env) await dropKeys(this.#env.redisUrl, `b${this.#env.namespace}.*`);
+    await this.stopWorker();
+    await this.#deployment?.stop();
+    this.#deployment = undefined;
+    if (this.#env) await dropKeys(this.#env.redisUrl, `${prefixOf(this.#env)}*`);
   }
 }
 
-/**
- * Deletes a run's Redis keys: version markers and attempt records outlive their jobs by days (by
- * design, see the hot set), so without this every full run leaves a few hundred MB behind.
- */
-async function dropKeys(url: string, pattern: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 3 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+export interface RunningWorker {
+  readonly pid: number;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+/** Signals a worker process and waits for it to exit (SIGKILL after 15 s of a SIGTERM). */
+async function signalWorker(w: WorkerChild, signal: NodeJS.Signals): Promise<void> {
+  if (w.child.exitCode !== null || w.child.signalCode !== null) return;
+  w.child.kill(signal);
+  const timer = setTimeout(() => w.child.kill('SIGKILL'), 15_000);
+  await w.exited;
+  clearTimeout(timer);
 }

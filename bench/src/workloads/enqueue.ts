@@ -1,3 +1,4 @@
+import { KairosAdapter } from '../adapters/kairos.js';
 import { keys, measured, type Measurement, type Workload } from '../workload.js';
 
 const FAR_FUTURE_MS = 3600_000;
@@ -45,6 +46,17 @@ export const enqueue: Workload = {
         },
       ],
     ];
+    if (adapter instanceof KairosAdapter) {
+      // Kafka producers' way in: requests to schedule-requests, applied by the ingest.
+      variants.push([
+        'schedule-requests, 64 in flight',
+        (ks) =>
+          adapter.enqueueViaTopic(
+            ks.map((key) => ({ key, dueAtMs: due })),
+            64,
+          ),
+      ]);
+    }
     for (const [variant, fn] of variants) {
       // One-at-a-time is the slowest path by design; a tenth of the jobs shows its rate.
       const count = variant === 'one at a time' ? Math.max(200, n / 10) : n;

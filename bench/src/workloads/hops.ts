@@ -1,10 +1,14 @@
+import { createKafka, topicNames } from '@kairos/kafka';
 import { KairosAdapter } from '../adapters/kairos.js';
+import { CLASS, prefixOf } from '../adapters/kairos-common.js';
 import { summarize } from '../stats.js';
 import { keys, settle, StartLog, type Measurement, type Workload } from '../workload.js';
 
 /**
- * W5 (Kairos only): where an immediate job's time goes — outbox commit → Kafka (CDC) → hot set →
- * dispatch → handler start → result recorded in PostgreSQL. p50/p99 of each hop.
+ * W5 (Kairos only): where an immediate job's time goes, on the deployed apps — HTTP create sent
+ * → its answer, and → job event in Kafka (API, commit, outbox, CDC) → dispatch claimed by the delay tier (PostgreSQL's
+ * dispatched_at, on Redis time) → task in its Kafka topic → handler start at the worker → result
+ * recorded in PostgreSQL by the tracker. p50/p99 of each hop.
  */
 export const hops: Workload = {
   id: 'w5',
@@ -12,14 +16,10 @@ export const hops: Workload = {
   only: ['kairos'],
   async run({ adapter, size }) {
     if (!(adapter instanceof KairosAdapter)) return [];
-    const p = adapter.pipeline;
     const n = size === 'full' ? 2000 : 200;
     const ks = keys('w5', n);
-    const committed = new Map<string, number>();
-    const hot = new Map<string, number>();
-    const dispatched = new Map<string, number>();
-    adapter.onScheduled = (k, at) => hot.set(k, at);
-    adapter.onDispatched = (k, at) => dispatched.set(k, at);
+    const sent = new Map<string, number>();
+    const answered = new Map<string, number>();
     const starts = new StartLog();
     await adapter.startWorker(100, starts.onStart);
     try {
@@ -29,8 +29,9 @@ export const hops: Workload = {
         Array.from({ length: 8 }, async () => {
           while (next < ks.length) {
             const key = ks[next++] ?? '';
+            sent.set(key, Date.now());
             await adapter.enqueue([{ key, dueAtMs: null }], 'single');
-            committed.set(key, Date.now());
+            answered.set(key, Date.now());
           }
         }),
       );
@@ -38,61 +39,93 @@ export const hops: Workload = {
       await settle(2000);
     } finally {
       await adapter.stopWorker();
-      adapter.onScheduled = undefined;
-      adapter.onDispatched = undefined;
     }
-    // Kafka append time of each job event, and when the tracker recorded each result.
-    const kafkaAt = new Map<string, number>();
-    const consumer = p.kafka.consumer({ groupId: `${p.topics.jobEvents}.w5-reader` });
-    const admin = p.kafka.admin();
-    await admin.connect();
-    const ends = await admin.fetchTopicOffsets(p.topics.jobEvents);
-    await admin.disconnect();
-    let remaining = ends.reduce((a, e) => a + Number(e.high), 0);
-    await consumer.connect();
-    await consumer.subscribe({ topic: p.topics.jobEvents, fromBeginning: true });
+    const rows = await jobTimes(adapter);
+    const idOf = new Map(rows.map((r) => [r.key, r.id]));
+    const byKey = (m: ReadonlyMap<string, number>) =>
+      new Map(ks.flatMap((k) => (m.has(idOf.get(k) ?? '') ? [[k, m.get(idOf.get(k) ?? '') ?? 0]] : [])));
+    const topics = topicNames(prefixOf(adapter.env));
+    const appended = await appendTimes(adapter, [topics.jobEvents, topics.tasks(CLASS)]);
+    const at = (col: 'dispatched' | 'recorded') => new Map(rows.map((r) => [r.key, r[col]]));
+    const stages: [string, ReadonlyMap<string, number>, ReadonlyMap<string, number>][] = [
+      ['HTTP create sent → answered', sent, answered],
+      ['HTTP create sent → job event in Kafka', sent, byKey(appended.get(topics.jobEvents) ?? new Map())],
+      ['Kafka → dispatch claimed', byKey(appended.get(topics.jobEvents) ?? new Map()), at('dispatched')],
+      ['claimed → task in Kafka', at('dispatched'), byKey(appended.get(topics.tasks(CLASS)) ?? new Map())],
+      [
+        'task in Kafka → handler start',
+        byKey(appended.get(topics.tasks(CLASS)) ?? new Map()),
+        starts.firstStart,
+      ],
+      ['handler start → result recorded', starts.firstStart, at('recorded')],
+    ];
+    return stages.flatMap(([variant, from, to]) => hopRows(variant, ks, from, to));
+  },
+};
+
+function hopRows(
+  variant: string,
+  ks: readonly string[],
+  from: ReadonlyMap<string, number>,
+  to: ReadonlyMap<string, number>,
+): Measurement[] {
+  const samples = ks.flatMap((k) => {
+    const a = from.get(k);
+    const b = to.get(k);
+    return a !== undefined && b !== undefined ? [Math.max(0, b - a)] : [];
+  });
+  const s = summarize(samples);
+  return (
+    [
+      ['p50', s.p50],
+      ['p99', s.p99],
+    ] as const
+  ).map(([metric, value]) => ({ workload: 'W5', variant, system: 'kairos', metric, unit: 'ms', value }));
+}
+
+/** Each job's key, id, dispatch claim time and the time its result was recorded. */
+async function jobTimes(adapter: KairosAdapter) {
+  const { rows } = await adapter.deployment.pool.query<{
+    key: string;
+    id: string;
+    dispatched: Date;
+    recorded: Date;
+  }>(
+    `SELECT payload->>'key' AS key, id::text AS id, dispatched_at AS dispatched, updated_at AS recorded
+       FROM jobs WHERE state = 'SUCCEEDED'`,
+  );
+  return rows.map((r) => ({ ...r, dispatched: r.dispatched.getTime(), recorded: r.recorded.getTime() }));
+}
+
+/** Kafka append time of every message of the topics, by message key (the job id), per topic. */
+async function appendTimes(adapter: KairosAdapter, topics: readonly string[]) {
+  const kafka = createKafka({ brokers: adapter.env.kafkaBrokers.split(','), clientId: 'bench-w5' });
+  const admin = kafka.admin();
+  await admin.connect();
+  let remaining = 0;
+  for (const t of topics) {
+    remaining += (await admin.fetchTopicOffsets(t)).reduce((a, e) => a + Number(e.high), 0);
+  }
+  await admin.disconnect();
+  const out = new Map<string, Map<string, number>>(topics.map((t) => [t, new Map()]));
+  const consumer = kafka.consumer({ groupId: `${prefixOf(adapter.env)}w5-reader` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [...topics], fromBeginning: true });
     await new Promise<void>((done) => {
       if (remaining === 0) return done();
       void consumer.run({
-        eachMessage: async ({ message }) => {
-          const e = (await p.codec.decode(p.topics.jobEvents, message.value ?? Buffer.alloc(0))) as {
-            payload: string;
-          };
-          kafkaAt.set((JSON.parse(e.payload) as { key: string }).key, Number(message.timestamp));
+        eachMessage: ({ topic, message }) => {
+          const id = message.key?.toString() ?? '';
+          // First append wins: a redelivered event or task is not the job's first pass.
+          if (!out.get(topic)?.has(id)) out.get(topic)?.set(id, Number(message.timestamp));
           if (--remaining === 0) done();
+          return Promise.resolve();
         },
       });
     });
+  } finally {
     await consumer.disconnect();
-    const recorded = new Map(
-      (
-        await p.pool.query<{ key: string; at: Date }>(
-          `SELECT payload->>'key' AS key, updated_at AS at FROM jobs WHERE state = 'SUCCEEDED'`,
-        )
-      ).rows.map((r) => [r.key, r.at.getTime()]),
-    );
-    const stages: [string, Map<string, number>, Map<string, number>][] = [
-      ['commit → Kafka (CDC)', committed, kafkaAt],
-      ['Kafka → hot set', kafkaAt, hot],
-      ['hot set → dispatch', hot, dispatched],
-      ['dispatch → handler start', dispatched, starts.firstStart],
-      ['handler start → result recorded', starts.firstStart, recorded],
-    ];
-    const out: Measurement[] = [];
-    for (const [variant, from, to] of stages) {
-      const samples = ks.flatMap((k) => {
-        const a = from.get(k);
-        const b = to.get(k);
-        return a !== undefined && b !== undefined ? [Math.max(0, b - a)] : [];
-      });
-      const s = summarize(samples);
-      for (const [metric, value] of [
-        ['p50', s.p50],
-        ['p99', s.p99],
-      ] as const) {
-        out.push({ workload: 'W5', variant, system: 'kairos', metric, unit: 'ms', value });
-      }
-    }
-    return out;
-  },
-};
+  }
+  return out;
+}

@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuByLabel, cpuSample, processLabel, stackPidsByName } from '../cpu.js';
+import { ROOT } from '../services.js';
+import { StartLog, type Measurement, type Workload } from '../workload.js';
+
+/** The services each system needs; their idle cost is its own (Kafka's is Kairos's, not BullMQ's). */
+const SERVICES: Record<string, readonly string[]> = {
+  kairos: ['postgres', 'redis', 'kafka', 'connect', 'registry'],
+  bullmq: ['redis'],
+  'pg-boss': ['postgres'],
+  'graphile-worker': ['postgres'],
+};
+
+/**
+ * W9 idle: what a deployment costs with nothing due — its apps, a started worker (concurrency
+ * 10) and the services it needs, over a window after a warm-up and a few seconds of settling.
+ * Reported as % of one core in all, and per process (apps, worker, each service) in the log.
+ */
+export const idle: Workload = {
+  id: 'w9',
+  aliases: ['idle'],
+  title: 'W9 idle cost',
+  async run({ adapter, size, log }) {
+    const windowMs = size === 'full' ? 30_000 : 10_000;
+    const starts = new StartLog();
+    await adapter.startWorker(10, starts.onStart);
+    try {
+      await sleep(5000); // start-up work (group joins, first metadata, JIT) is not idle cost
+      const services = new Map(
+        [...stackPidsByName(ROOT)].filter(([name]) => (SERVICES[adapter.name] ?? []).includes(name)),
+      );
+      const roots = [...services.values()];
+      const before = cpuSample(roots);
+      const t0 = performance.now();
+      await sleep(windowMs);
+      const seconds = (performance.now() - t0) / 1000;
+      const byLabel = cpuByLabel(before, cpuSample(roots), (pid) => processLabel(pid, services));
+      const total = [...byLabel.values()].reduce((a, b) => a + b, 0);
+      log(
+        `  ${adapter.name} idle, % of one core: ${[...byLabel]
+          .filter(([, s]) => s > 0)
+          .sort((a, b) => b[1] - a[1])
+          .map(([name, s]) => `${name} ${((100 * s) / seconds).toFixed(2)}`)
+          .join(', ')}`,
+      );
+      const row = (variant: string, value: number): Measurement => ({
+        workload: 'W9',
+        variant,
+        system: adapter.name,
+        metric: 'CPU',
+        unit: '% of one core',
+        value,
+      });
+      const own = [...byLabel]
+        .filter(([name]) => !services.has(name) && name !== 'postgres')
+        .reduce((a, [, s]) => a + s, 0);
+      return [
+        row(`whole deployment, ${windowMs / 1000} s`, (100 * total) / seconds),
+        row(`apps and worker only, ${windowMs / 1000} s`, (100 * own) / seconds),
+      ];
+    } finally {
+      await adapter.stopWorker();
+    }
+  },
+};
