@@ -56,6 +56,10 @@ const program = new Command('bench')
   .option('--out <dir>', 'results folder; default bench/results/full, or bench/results/tmp/<size>')
   .option('--concurrency <list>', 'W2 drain: comma-separated worker concurrency levels', '1,24,100')
   .option('--merge', 'keep the results already in the folder, replacing only the workloads run now')
+  .option(
+    '--profile <dir>',
+    'Kairos: run every app and worker process with node --cpu-prof, profiles in <dir>/<workload>-<app>-*.cpuprofile (see bench/src/profile-summary.ts)',
+  )
   .action(
     async (
       which: string,
@@ -65,6 +69,7 @@ const program = new Command('bench')
         systems: string;
         out?: string;
         merge?: boolean;
+        profile?: string;
         concurrency: string;
       },
     ) => {
@@ -78,6 +83,7 @@ const program = new Command('bench')
       if (concurrency.some((c) => !Number.isInteger(c) || c < 1))
         throw new Error(`--concurrency must list positive integers, got ${opts.concurrency}`);
       const systems = adapters(opts.systems.split(',').map((s) => s.trim()));
+      const profileDir = opts.profile === undefined ? undefined : resolve(opts.profile);
       const services = await benchServices(ROOT, log);
       const cpuRoots = stackPids(ROOT);
       const t0 = Date.now();
@@ -113,6 +119,7 @@ const program = new Command('bench')
           // Systems alternate within each run, on the same services.
           for (const adapter of systems.filter((a) => !w.only || w.only.includes(a.name))) {
             const env = { ...services, namespace: randomBytes(4).toString('hex') };
+            if (adapter instanceof KairosAdapter) adapter.profileAs(profileDir && resolve(profileDir, w.id));
             log(`${w.title}: ${adapter.name}, run ${run}/${runs}`);
             try {
               if (!w.ownSetup) {

@@ -24,8 +24,8 @@ export interface DeploymentOptions extends NamespaceSpec {
   readonly logLevel?: string;
   /** Environment given to every app on top of the namespace's (tuning, timings). */
   readonly env?: Readonly<Record<string, string>>;
-  /** Extra `node` arguments of every app (e.g. `--cpu-prof`). Default: none. */
-  readonly nodeArgs?: readonly string[];
+  /** Profile every app with `node --cpu-prof` into `<profileDir>/<app>#<n>/`. Default: off. */
+  readonly profileDir?: string;
   /** Receives every output line of every app. Default: lines are kept for errors only. */
   readonly onLine?: (app: string, line: string) => void;
   /** How long an app may take to log its ready line, ms. Default: 60,000. */
@@ -141,7 +141,9 @@ export class ProcessDeployment {
       script,
       { ...process.env, ...this.env(), KAIROS_INSTANCE_ID: instanceId, ...env },
       sink,
-      this.#o.nodeArgs,
+      this.#o.profileDir === undefined
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${resolve(this.#o.profileDir, name)}`],
     );
     const app: RunningApp = { ...proc, kind, instanceId };
     this.#apps.push(app);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { KairosClient } from '@kairos/client';
 import { ProcessDeployment, type RunningApp } from '@kairos/ops';
@@ -23,6 +24,13 @@ export class KairosAdapter implements Adapter {
   #env: BenchEnv | undefined;
   #deployment: ProcessDeployment | undefined;
   #workers: WorkerChild[] = [];
+  /** When profiling: every process's --cpu-prof folder goes under this. */
+  #profileDir: string | undefined;
+
+  /** Profile every app and worker process of the next setup into `<dir>/<app>#<n>/`. */
+  profileAs(dir: string | undefined): void {
+    this.#profileDir = dir;
+  }
 
   get deployment(): ProcessDeployment {
     if (!this.#deployment) throw new Error('kairos adapter not set up');
@@ -43,6 +51,7 @@ export class KairosAdapter implements Adapter {
       schema: `b_${env.namespace}`,
       resourceClasses: [CLASS],
       apps: ['api', 'delay-tier', 'tracker', 'ingest'],
+      ...(this.#profileDir === undefined ? {} : { profileDir: this.#profileDir }),
     });
   }
 
@@ -119,7 +128,11 @@ export class KairosAdapter implements Adapter {
   /** Starts a worker service process (one more); resolves once it has joined its group. */
   async spawnWorker(concurrency: number, onStart: OnStart, handlerMs: number): Promise<RunningWorker> {
     const { args, env } = this.workerProcess(concurrency, handlerMs);
-    const child = spawn(process.execPath, args, {
+    const prof =
+      this.#profileDir === undefined
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${resolve(this.#profileDir, `worker#${this.#workers.length + 1}`)}`];
+    const child = spawn(process.execPath, [...prof, ...args], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
