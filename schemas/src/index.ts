@@ -68,7 +68,8 @@ export interface TaskResultRecord {
   fence: number;
   epoch: number;
   shard: number;
-  outcome: 'SUCCEEDED' | 'FAILED';
+  /** STARTED reports that a worker claimed the attempt and runs it; the others are its outcome. */
+  outcome: 'SUCCEEDED' | 'FAILED' | 'STARTED';
   error: TaskErrorRecord | null;
   worker_id: string;
   due_at: number;

@@ -5,6 +5,7 @@ import {
   expireJobs,
   holdPartitionEpoch,
   inTransaction,
+  recordDispatchedAttempts,
   writeOutbox,
   type Pool,
 } from '@kairos/db';
@@ -224,6 +225,14 @@ export class Dispatcher {
             const gated = await this.#o.gate.apply(tx, claimed, nowMs);
             await writeOutbox(tx, gated.events);
             const ids = new Set(claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
+            await recordDispatchedAttempts(
+              tx,
+              claimed.flatMap((c) =>
+                ids.has(c.id) ? [{ jobId: c.id, fence: c.fence, attempt: c.attempt }] : [],
+              ),
+              epoch,
+              new Date(nowMs),
+            );
             const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
             if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
             return ids;

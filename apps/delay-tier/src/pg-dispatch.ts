@@ -6,6 +6,7 @@ import {
   inTransaction,
   lockDueJobs,
   markQueued,
+  recordDispatchedAttempts,
   writeOutbox,
   type Pool,
 } from '@kairos/db';
@@ -47,7 +48,7 @@ export async function dispatchFromPostgres(
       jobs.flatMap((j) =>
         expired.some((r) => r.job_id === j.id)
           ? []
-          : [{ id: j.id, scheduleId: j.occurrence?.scheduleId ?? null }],
+          : [{ id: j.id, scheduleId: j.occurrence?.scheduleId ?? null, fence: j.fence, attempt: j.attempt }],
       ),
       nowMs,
     );
@@ -68,6 +69,12 @@ export async function dispatchFromPostgres(
     await markQueued(
       tx,
       live.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at) })),
+      new Date(nowMs),
+    );
+    await recordDispatchedAttempts(
+      tx,
+      live.map((r) => ({ jobId: r.job_id, fence: r.fence, attempt: r.attempt })),
+      epoch,
       new Date(nowMs),
     );
     return { sent: live, expired };

@@ -5,23 +5,23 @@ import {
   failJobs,
   inTransaction,
   lockJobs,
-  recordDispatches,
   recordResults,
+  recordStarts,
   retryJobs,
   writeOutbox,
   type AttemptError,
   type CurrentFailure,
-  type DispatchRecord,
   type FailRecord,
   type OutboxRow,
   type Pool,
   type PoolClient,
   type ResultRecord,
   type RetryRecord,
+  type StartRecord,
 } from '@kairos/db';
 import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
-import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
+import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 
@@ -40,7 +40,7 @@ export interface TrackerOptions {
   /** Called when the Kafka consumer crashed for good (the app should exit and be restarted). */
   readonly onFatal?: (err: Error) => void;
   /** Called after each batch is durable (tests and metrics). */
-  readonly onApplied?: (dispatches: number, results: number) => void;
+  readonly onApplied?: (starts: number, results: number) => void;
   /** Prometheus metrics (zombie_writes_suppressed_total, ...). Default: a new registry. */
   readonly metrics?: TrackerMetrics;
   /** Clock of retry due times and dead-letter times. Default: the system clock. */
@@ -106,7 +106,6 @@ export class Tracker {
     // Retries write job events, dead letters DlqEntry records: both need their writer schemas.
     await this.#o.codec.register(this.#o.topics.jobEvents, SCHEMAS.jobEvent);
     for (const rc of this.#o.resourceClasses) await this.#registerDlq(rc);
-    const taskTopics = this.#o.resourceClasses.map((rc) => this.#o.topics.tasks(rc));
     const resultsTopic = this.#o.topics.taskResults;
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;
@@ -114,32 +113,17 @@ export class Tracker {
       this.#o.onFatal?.(e.payload.error);
     });
     await this.#consumer.connect();
-    await this.#consumer.subscribe({ topics: [...taskTopics, resultsTopic], fromBeginning: true });
+    // Dispatches are recorded by the delay tier's claim (state and attempt row); only what the
+    // workers report comes through here.
+    await this.#consumer.subscribe({ topics: [resultsTopic], fromBeginning: true });
     await this.#consumer.run({
       // Batches of different partitions touch different jobs: apply them in parallel.
       partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch, heartbeat }) => {
-        const dispatches: DispatchRecord[] = [];
-        const results: ResultRecord[] = [];
-        for (const m of batch.messages) {
-          if (!m.value) continue;
-          let decoded: unknown;
-          try {
-            decoded = await this.#o.codec.decode(batch.topic, m.value);
-          } catch (err) {
-            if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
-            this.#log.error({ err, topic: batch.topic, offset: m.offset }, 'undecodable message skipped');
-            continue;
-          }
-          if (batch.topic === resultsTopic) results.push(toResult(decoded as TaskResultRecord));
-          else dispatches.push(toDispatch(decoded as TaskDispatchRecord));
-        }
-        await this.#apply(dispatches, results);
-        this.#log.debug(
-          { topic: batch.topic, dispatches: dispatches.length, results: results.length },
-          'applied',
-        );
-        this.#o.onApplied?.(dispatches.length, results.length);
+        const { starts, results } = await this.#decode(batch.topic, batch.messages);
+        await this.#apply(starts, results);
+        this.#log.debug({ starts: starts.length, results: results.length }, 'applied');
+        this.#o.onApplied?.(starts.length, results.length);
         await heartbeat();
       },
     });
@@ -151,13 +135,42 @@ export class Tracker {
     await this.#consumer.disconnect();
   }
 
+  /**
+   * A batch's reports: starts and outcomes. A start whose attempt's outcome is in the same batch
+   * is dropped, since the outcome records the start too (one write per job instead of two).
+   */
+  async #decode(
+    topic: string,
+    messages: readonly { value: Buffer | null; offset: string }[],
+  ): Promise<{ starts: StartRecord[]; results: ResultRecord[] }> {
+    const decoded: TaskResultRecord[] = [];
+    for (const m of messages) {
+      if (!m.value) continue;
+      try {
+        decoded.push((await this.#o.codec.decode(topic, m.value)) as TaskResultRecord);
+      } catch (err) {
+        if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
+        this.#log.error({ err, topic, offset: m.offset }, 'undecodable message skipped');
+      }
+    }
+    const finished = new Set(
+      decoded.filter((r) => r.outcome !== 'STARTED').map((r) => `${r.job_id}/${r.fence}`),
+    );
+    return {
+      starts: decoded
+        .filter((r) => r.outcome === 'STARTED' && !finished.has(`${r.job_id}/${r.fence}`))
+        .map(toStart),
+      results: decoded.flatMap((r) => (r.outcome === 'STARTED' ? [] : [toResult(r, r.outcome)])),
+    };
+  }
+
   /** One batch in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
-  async #apply(dispatches: readonly DispatchRecord[], results: readonly ResultRecord[]): Promise<void> {
+  async #apply(starts: readonly StartRecord[], results: readonly ResultRecord[]): Promise<void> {
     for (let tries = 1; ; tries++) {
       try {
         const applied = await inTransaction(this.#o.pool, async (tx) => {
-          await lockJobs(tx, [...dispatches.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
-          await recordDispatches(tx, dispatches);
+          await lockJobs(tx, [...starts.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
+          await recordStarts(tx, starts);
           const { failed, succeeded, suppressed } = await recordResults(tx, results);
           return { ...(await this.#settle(tx, failed)), succeeded, suppressed };
         });
@@ -313,14 +326,14 @@ export class Tracker {
   }
 }
 
-function toDispatch(d: TaskDispatchRecord): DispatchRecord {
+function toStart(r: TaskResultRecord): StartRecord {
   return {
-    jobId: d.job_id,
-    dueAt: new Date(d.due_at),
-    fence: d.fence,
-    attempt: d.attempt,
-    epoch: d.epoch,
-    dispatchedAt: new Date(d.dispatched_at),
+    jobId: r.job_id,
+    fence: r.fence,
+    attempt: r.attempt,
+    epoch: r.epoch,
+    workerId: r.worker_id,
+    startedAt: new Date(r.started_at),
   };
 }
 
@@ -330,14 +343,14 @@ function failureClassOf(r: TaskResultRecord): FailureClass {
   return isFailureClass(declared) ? declared : 'ambiguous';
 }
 
-function toResult(r: TaskResultRecord): ResultRecord {
+function toResult(r: TaskResultRecord, outcome: ResultRecord['outcome']): ResultRecord {
   return {
     jobId: r.job_id,
     dueAt: new Date(r.due_at),
     fence: r.fence,
     attempt: r.attempt,
     epoch: r.epoch,
-    outcome: r.outcome,
+    outcome,
     errorClass: r.error?.error_class ?? null,
     errorMessage: r.error?.message ?? null,
     failureClass: r.outcome === 'FAILED' ? failureClassOf(r) : null,

@@ -1,6 +1,7 @@
 export * from './murmur2.js';
 export * from './errors.js';
 export * from './job.js';
+export * from './job-states.js';
 export * from './limits.js';
 export * from './create-job.js';
 export * from './reschedule.js';

@@ -27,6 +27,8 @@ export async function holdPartitionEpoch(db: Queryable, partition: number, epoch
 export interface ClaimedJob {
   readonly id: string;
   readonly scheduleId: string | null;
+  readonly fence: number;
+  readonly attempt: number;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function claimJobsForDispatch(
   dispatchedAt: Date,
 ): Promise<ClaimedJob[]> {
   if (jobs.length === 0) return [];
-  const r = await db.query<{ id: string; schedule_id: string | null }>(
+  const r = await db.query<{ id: string; schedule_id: string | null; fence: string; attempt: number }>(
     `WITH c AS (
        SELECT j.id, j.due_at FROM jobs j
        JOIN unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS p(id, due_at, version)
@@ -67,10 +69,36 @@ export async function claimJobsForDispatch(
      )
      UPDATE jobs j SET state = 'QUEUED', dispatched_at = $4, updated_at = now()
      FROM c WHERE j.id = c.id AND j.due_at = c.due_at
-     RETURNING j.id, j.schedule_id`,
+     RETURNING j.id, j.schedule_id, j.fence, j.attempt`,
     [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), jobs.map((j) => j.version), dispatchedAt],
   );
-  return r.rows.map((row) => ({ id: row.id, scheduleId: row.schedule_id }));
+  return r.rows.map((row) => ({
+    id: row.id,
+    scheduleId: row.schedule_id,
+    fence: Number(row.fence),
+    attempt: row.attempt,
+  }));
+}
+
+/**
+ * Records the attempts just dispatched (QUEUED), in the claim's transaction: the attempt's row
+ * exists from its dispatch on, so a job's attempts are complete even for one cancelled or lost
+ * before it ran, and the tracker need not read the task topics to learn of dispatches.
+ */
+export async function recordDispatchedAttempts(
+  db: Queryable,
+  jobs: readonly { readonly jobId: string; readonly fence: number; readonly attempt: number }[],
+  epoch: number,
+  dispatchedAt: Date,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  await db.query(
+    `INSERT INTO attempts (job_id, fence, attempt, epoch, dispatched_at)
+     SELECT job_id, fence, attempt, $4, $5 FROM unnest($1::uuid[], $2::bigint[], $3::int[]) AS a(job_id, fence, attempt)
+     ON CONFLICT (job_id, fence) DO UPDATE
+       SET dispatched_at = LEAST(attempts.dispatched_at, EXCLUDED.dispatched_at)`,
+    [jobs.map((j) => j.jobId), jobs.map((j) => j.fence), jobs.map((j) => j.attempt), epoch, dispatchedAt],
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Job } from '@kairos/core';
+import { LIVE_STATES as LIVE, type Job } from '@kairos/core';
 import type pg from 'pg';
 import { toJob, type JobDbRow } from './jobs.js';
 
@@ -7,15 +7,6 @@ type Queryable = Pick<pg.PoolClient, 'query'>;
 /** One statement may touch an attempt row only once: duplicates (redeliveries) collapse to the last. */
 function lastPerAttempt<T extends { jobId: string; fence: number }>(records: readonly T[]): T[] {
   return [...new Map(records.map((r) => [`${r.jobId}/${r.fence}`, r])).values()];
-}
-
-export interface DispatchRecord {
-  readonly jobId: string;
-  readonly dueAt: Date;
-  readonly fence: number;
-  readonly attempt: number;
-  readonly epoch: number;
-  readonly dispatchedAt: Date;
 }
 
 export interface ResultRecord {
@@ -46,38 +37,47 @@ export async function lockJobs(db: Queryable, ids: readonly string[]): Promise<v
   await db.query('SELECT 1 FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [[...new Set(ids)]]);
 }
 
+/** A worker's report that it claimed an attempt's lease and runs it. */
+export interface StartRecord {
+  readonly jobId: string;
+  readonly fence: number;
+  readonly attempt: number;
+  readonly epoch: number;
+  readonly workerId: string;
+  readonly startedAt: Date;
+}
+
 /**
- * Records dispatches in one round trip per batch. Only a SCHEDULED job becomes QUEUED, so a
- * dispatch seen after its result (they travel on different topics) never moves a job backwards.
+ * QUEUED → RUNNING for the starts of jobs' current attempts (fenced by the fence: a start of a
+ * superseded attempt changes no job), and who runs each attempt since when. One round trip each
+ * for jobs and attempts per batch; run after lockJobs. A start that comes after its attempt's
+ * result (or after a cancel) finds the job no longer QUEUED and changes nothing.
  */
-export async function recordDispatches(db: Queryable, records: readonly DispatchRecord[]): Promise<void> {
+export async function recordStarts(db: Queryable, records: readonly StartRecord[]): Promise<void> {
   if (records.length === 0) return;
   const batch = lastPerAttempt(records);
   const params = [
-    batch.map((d) => d.jobId),
-    batch.map((d) => d.dueAt),
-    batch.map((d) => d.fence),
-    batch.map((d) => d.attempt),
-    batch.map((d) => d.epoch),
-    batch.map((d) => d.dispatchedAt),
+    batch.map((r) => r.jobId),
+    batch.map((r) => r.fence),
+    batch.map((r) => r.attempt),
+    batch.map((r) => r.epoch),
+    batch.map((r) => r.workerId),
+    batch.map((r) => r.startedAt),
   ];
-  const rows = `unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::int[], $5::bigint[], $6::timestamptz[])
-                AS d(job_id, due_at, fence, attempt, epoch, dispatched_at)`;
+  const rows = `unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::timestamptz[])
+                AS r(job_id, fence, attempt, epoch, worker_id, started_at)`;
   await db.query(
-    `UPDATE jobs j SET state = CASE WHEN j.state = 'SCHEDULED' THEN 'QUEUED' ELSE j.state END,
-                       -- A result seen first set a provisional time (its start): the dispatch's own wins.
-                       dispatched_at = LEAST(j.dispatched_at, d.dispatched_at), updated_at = now()
+    `UPDATE jobs j SET state = 'RUNNING', started_at = r.started_at, updated_at = now()
      FROM ${rows}
-     WHERE j.id = d.job_id AND j.due_at = d.due_at AND j.fence <= d.fence
-       -- The dispatcher usually marked it QUEUED already: then the row is not rewritten.
-       AND (j.state = 'SCHEDULED' OR j.dispatched_at IS NULL OR j.dispatched_at > d.dispatched_at)`,
+     WHERE j.id = r.job_id AND j.fence = r.fence AND j.state = 'QUEUED'`,
     params,
   );
   await db.query(
-    `INSERT INTO attempts (job_id, fence, attempt, epoch, dispatched_at)
-     SELECT job_id, fence, attempt, epoch, dispatched_at FROM ${rows}
+    `INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, started_at)
+     SELECT job_id, fence, attempt, epoch, worker_id, started_at FROM ${rows}
      ON CONFLICT (job_id, fence) DO UPDATE
-       SET dispatched_at = LEAST(attempts.dispatched_at, EXCLUDED.dispatched_at)`,
+       SET worker_id = COALESCE(attempts.worker_id, EXCLUDED.worker_id),
+           started_at = COALESCE(attempts.started_at, EXCLUDED.started_at)`,
     params,
   );
 }
@@ -100,7 +100,7 @@ export interface AppliedResults {
   readonly failed: CurrentFailure[];
 }
 
-const LIVE_STATES = `('SCHEDULED', 'QUEUED', 'RUNNING')`;
+const LIVE_STATES = `(${LIVE.map((st) => `'${st}'`).join(', ')})`;
 
 /**
  * Applies attempt results, fenced: every result is recorded in `attempts`, but only a result of
