@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createApiServer } from '@kairos/api';
-import { JobCommands, ScheduleCommands, type ScheduleCommandsOptions } from '@kairos/commands';
+import {
+  JobCommands,
+  ScheduleCommands,
+  type JobCommandsOptions,
+  type ScheduleCommandsOptions,
+} from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
@@ -58,6 +63,8 @@ export interface HarnessOptions {
   >;
   /** The tracker's schedule generator (interval, lookahead…; false: none). */
   readonly generator?: TrackerOptions['generator'];
+  /** Group commit of single creates. Default: the commands' (2 ms, 100). */
+  readonly createGroup?: JobCommandsOptions['createGroup'];
 }
 
 const CONNECTORS_DIR = resolve(import.meta.dirname, '..', '..', 'connectors');
@@ -134,6 +141,7 @@ export class InProcessPipeline {
       jobEventsTopic: this.topics.jobEvents,
       jobEventPartitions: services.jobEventPartitions,
       limits: compileJobLimits({ resourceClasses }),
+      ...(this.#o.createGroup ? { createGroup: this.#o.createGroup } : {}),
     });
     this.schedules = await ScheduleCommands.create({
       pool: this.pool,
