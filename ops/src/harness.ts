@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createApiServer } from '@kairos/api';
-import { JobCommands, ScheduleCommands, type ScheduleCommandsOptions } from '@kairos/commands';
+import {
+  JobCommands,
+  ScheduleCommands,
+  type JobCommandsOptions,
+  type ScheduleCommandsOptions,
+} from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
 import type { Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
@@ -33,6 +38,8 @@ export interface HarnessOptions extends NamespaceSpec {
   >;
   /** The tracker's schedule generator (interval, lookahead…; false: none). */
   readonly generator?: TrackerOptions['generator'];
+  /** Group commit of single creates. Default: the commands' (2 ms, 100). */
+  readonly createGroup?: JobCommandsOptions['createGroup'];
 }
 
 /**
@@ -86,6 +93,7 @@ export class InProcessPipeline {
       jobEventsTopic: this.topics.jobEvents,
       jobEventPartitions: services.jobEventPartitions,
       limits: compileJobLimits({ resourceClasses }),
+      ...(this.#o.createGroup ? { createGroup: this.#o.createGroup } : {}),
     });
     this.schedules = await ScheduleCommands.create({
       pool: this.pool,

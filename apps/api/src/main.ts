@@ -1,5 +1,5 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
-import { intVar, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
+import { createGroupEnv, intVar, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions } from '@kairos/db';
 import {
@@ -27,6 +27,8 @@ runMain(async () => {
     connectionString: env.pgUrl,
     schema: env.dbSchema,
     max: 20,
+    // Warm connections for the next request after a quiet spell (see PoolOptions.min).
+    min: 2,
     applicationName: 'kairos-api',
   });
   await ensureJobPartitions(pool, new Date());
@@ -38,6 +40,7 @@ runMain(async () => {
     jobEventsTopic: topics.jobEvents,
     jobEventPartitions: env.jobEventPartitions,
     limits,
+    createGroup: createGroupEnv(),
   });
   const schedules = await ScheduleCommands.create({
     pool,

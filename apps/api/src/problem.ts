@@ -1,4 +1,5 @@
 import { ERROR_CODES, isKairosError, type FieldError } from '@kairos/core';
+import { isConnectionFailure } from '@kairos/db';
 import type { FastifyError, FastifyReply } from 'fastify';
 
 /** RFC 9457 problem details; `errors` lists every failing field. */
@@ -60,23 +61,13 @@ export function toProblem(err: unknown): Problem {
   };
 }
 
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ECONNABORTED',
-  'EHOSTUNREACH',
-]);
-
 /**
- * Outages of PostgreSQL (connection errors, SQLSTATE classes 08, 53 and 57P) or of the registry
- * (no HTTP answer) are retriable 503s, not internal errors.
+ * Outages of PostgreSQL (refused or lost connections, SQLSTATE classes 08, 53 and 57P: see
+ * isConnectionFailure) or of the registry (no HTTP answer) are retriable 503s, not internal errors.
  */
 function isDependencyDown(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const e = err as { code?: unknown; isAxiosError?: boolean; response?: unknown };
+  const e = err as { isAxiosError?: boolean; response?: unknown };
   if (e.isAxiosError === true && (e.response === undefined || e.response === null)) return true;
-  if (typeof e.code !== 'string') return false;
-  return NETWORK_CODES.has(e.code) || /^(08|53|57P)/.test(e.code);
+  return isConnectionFailure(err);
 }

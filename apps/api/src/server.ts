@@ -40,11 +40,9 @@ export function createApiServer(options: ApiOptions): FastifyInstance {
 
   const traceparent = (h: unknown) => (typeof h === 'string' ? h : null);
 
+  // Shares a transaction with concurrent creates (group commit), answered on its own.
   app.post('/v1/jobs', async (req, reply) => {
-    const [result] = await commands.createJobs([req.body], {
-      traceparent: traceparent(req.headers.traceparent),
-    });
-    if (!result) throw new Error('no result for a one-job request');
+    const result = await commands.createJob(req.body, { traceparent: traceparent(req.headers.traceparent) });
     return reply.code(result.created ? 201 : 200).send(jobView(result.job));
   });
 

@@ -131,8 +131,7 @@ export class RequestApplier {
     try {
       switch (p.command.name) {
         case 'CreateJob': {
-          const [r] = await commands.createJobs([p.command.body], { traceparent: p.traceparent });
-          if (!r) throw new Error('createJobs answered nothing for one request');
+          const r = await commands.createJob(p.command.body, { traceparent: p.traceparent });
           p.result = accepted({ job: r.job, schedule: null, duplicate: !r.created });
           return;
         }

@@ -1,5 +1,5 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
-import { kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
+import { createGroupEnv, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions } from '@kairos/db';
 import {
@@ -38,7 +38,7 @@ runMain(async () => {
     jobEventPartitions: env.jobEventPartitions,
     limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
   };
-  const commands = await JobCommands.create(handlers);
+  const commands = await JobCommands.create({ ...handlers, createGroup: createGroupEnv() });
   // The API's settings (misfire tolerance, generation ahead): a schedule is the same whichever way it came.
   const schedules = await ScheduleCommands.create({ ...handlers, ...scheduleEnv() });
   const ingest = new Ingest({

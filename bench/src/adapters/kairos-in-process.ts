@@ -72,7 +72,8 @@ export class KairosInProcessAdapter implements Adapter {
       await this.pipeline.commands.createJobs(jobs.map(request));
       return;
     }
-    for (const j of jobs) await this.pipeline.commands.createJobs([request(j)]);
+    // One create per call, grouped with concurrent ones as the API's are (group commit).
+    for (const j of jobs) await this.pipeline.commands.createJob(request(j));
   }
 
   async startWorker(concurrency: number, onStart: OnStart): Promise<void> {

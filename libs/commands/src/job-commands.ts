@@ -10,33 +10,36 @@ import {
 } from '@kairos/core';
 import {
   cancelUnfinishedJob,
-  claimIdempotencyKeys,
   claimRequestKey,
   findRequestKey,
   findJob,
-  findJobs,
-  idempotencyMapKey,
   inTransaction,
-  insertJobs,
+  isConnectionFailure,
   rescheduleScheduledJob,
   writeOutbox,
   type LedgerEntry,
   type NewJobRow,
+  type OutboxRow,
   type Pool,
   type PoolClient,
 } from '@kairos/db';
 import { SCHEMAS } from '@kairos/schemas';
 import { v7 as uuidv7 } from 'uuid';
+import { CreateGroup, type CreateGroupOptions, type CreateGroupStats } from './create-group.js';
 import { jobEventOutboxRow } from './events.js';
 import type { HandlerOptions } from './handler-options.js';
+import { firstOfEachKey, writeCreates, type CreateResult } from './job-creates.js';
 import { keyUsedElsewhere, requestKeyOf, type RequestKey } from './request-keys.js';
 
-export type JobCommandsOptions = HandlerOptions;
+export interface JobCommandsOptions extends HandlerOptions {
+  /** Group commit of single creates (createJob). Default: DEFAULT_CREATE_GROUP (2 ms, 100). */
+  readonly createGroup?: CreateGroupOptions;
+}
 
-export interface CreateResult {
-  readonly job: Job;
-  /** False when an idempotency key matched an existing job, which is returned instead. */
-  readonly created: boolean;
+/** A validated single create and its serialized event, waiting for its group. */
+interface PreparedCreate {
+  readonly row: NewJobRow;
+  readonly event: OutboxRow;
 }
 
 export interface CreateContext {
@@ -70,9 +73,22 @@ export interface CommandResult {
  */
 export class JobCommands {
   readonly #o: JobCommandsOptions;
+  readonly #group: CreateGroup<PreparedCreate, CreateResult>;
 
   private constructor(options: JobCommandsOptions) {
     this.#o = options;
+    this.#group = new CreateGroup(
+      {
+        write: (items) =>
+          writeCreates(
+            options.pool,
+            items.map((c) => c.row),
+            new Map(items.map((c) => [c.row.id, c.event])),
+          ),
+        sharedFailure: isConnectionFailure,
+      },
+      options.createGroup,
+    );
   }
 
   /** Registers the job-event schema (idempotent) and returns ready handlers. */
@@ -102,7 +118,29 @@ export class JobCommands {
     return specs;
   }
 
-  /** Creates jobs (one or a batch) atomically; idempotency keys return the original job. */
+  /**
+   * Creates one job. Validated first (a VALIDATION error never reaches the database); then written
+   * in a transaction shared with concurrent creates (group commit, see CreateGroupOptions), yet
+   * answered on its own: its job, `created: false` for a key that already had one (also when the
+   * key's first create is in the same group), or its own error.
+   */
+  async createJob(request: unknown, ctx: CreateContext = {}): Promise<CreateResult> {
+    const [spec] = this.validate([request], ctx);
+    if (!spec) throw new Error('validation answered nothing for one request');
+    const row = this.#row(spec);
+    const event = await this.#event(row, this.#now(), ctx.traceparent ?? null);
+    return this.#group.add({ row, event });
+  }
+
+  /** Transactions and creates of createJob so far (how well they were grouped). */
+  get createGroupStats(): CreateGroupStats {
+    return this.#group.stats;
+  }
+
+  /**
+   * Creates jobs (one or a batch) atomically in a transaction of their own; idempotency keys
+   * return the original job (within the batch, the first request of a key wins).
+   */
   async createJobs(requests: readonly unknown[], ctx: CreateContext = {}): Promise<CreateResult[]> {
     if (requests.length === 0) return [];
     if (requests.length > this.#o.limits.maxBatch) {
@@ -110,69 +148,24 @@ export class JobCommands {
         fields: [{ field: ctx.pathPrefix ?? '(body)', message: `at most ${this.#o.limits.maxBatch} jobs` }],
       });
     }
-    const specs = this.validate(requests, ctx);
-    const rows = specs.map((s) => this.#row(s));
-    // Within one batch the first request with a key wins; later ones get its job.
-    const firstByKey = new Map<string, NewJobRow>();
-    const unique: NewJobRow[] = [];
-    for (const r of rows) {
-      const key = r.idempotencyKey === null ? undefined : idempotencyMapKey(r.tenantId, r.idempotencyKey);
-      if (key !== undefined && firstByKey.has(key)) continue;
-      if (key !== undefined) firstByKey.set(key, r);
-      unique.push(r);
-    }
+    const rows = this.validate(requests, ctx).map((s) => this.#row(s));
     const now = this.#now();
     // Events are serialized before the transaction opens: no network I/O while it holds locks.
-    const events = new Map(
-      await Promise.all(
-        unique.map(
-          async (r) =>
-            [
-              r.id,
-              await jobEventOutboxRow(
-                this.#o.codec,
-                this.#o.jobEventsTopic,
-                'SCHEDULED',
-                { ...r, version: 1, fence: 1, attempt: 1 },
-                now,
-                ctx.traceparent ?? null,
-              ),
-            ] as const,
-        ),
-      ),
+    const events = await Promise.all(
+      firstOfEachKey(rows).map((r) => this.#event(r, now, ctx.traceparent ?? null)),
     );
-    return inTransaction(this.#o.pool, async (tx) => {
-      const existing = await claimIdempotencyKeys(tx, unique);
-      const fresh = unique.filter(
-        (r) => r.idempotencyKey === null || !existing.has(idempotencyMapKey(r.tenantId, r.idempotencyKey)),
-      );
-      await insertJobs(tx, fresh);
-      await writeOutbox(
-        tx,
-        fresh.flatMap((r) => {
-          const e = events.get(r.id);
-          return e ? [e] : [];
-        }),
-      );
-      const originals = new Map(
-        (
-          await findJobs(
-            tx,
-            [...existing.values()].map((e) => e.jobId),
-          )
-        ).map((j) => [j.id, j]),
-      );
-      const freshIds = new Set(fresh.map((r) => r.id));
-      const created = new Map((await findJobs(tx, [...freshIds])).map((j) => [j.id, j]));
-      return rows.map((r) => {
-        const key = r.idempotencyKey === null ? undefined : idempotencyMapKey(r.tenantId, r.idempotencyKey);
-        const winner = key === undefined ? r : (firstByKey.get(key) ?? r);
-        const prior = key === undefined ? undefined : existing.get(key);
-        const job = prior ? originals.get(prior.jobId) : created.get(winner.id);
-        if (!job) throw new Error(`job ${prior?.jobId ?? winner.id} vanished inside its own transaction`);
-        return { job, created: !prior && winner === r };
-      });
-    });
+    return writeCreates(this.#o.pool, rows, new Map(events.map((e) => [e.jobId, e])));
+  }
+
+  #event(row: NewJobRow, now: Date, traceparent: string | null): Promise<OutboxRow> {
+    return jobEventOutboxRow(
+      this.#o.codec,
+      this.#o.jobEventsTopic,
+      'SCHEDULED',
+      { ...row, version: 1, fence: 1, attempt: 1 },
+      now,
+      traceparent,
+    );
   }
 
   async getJob(id: string): Promise<Job> {

@@ -14,7 +14,6 @@ import {
 } from '@kairos/core';
 import {
   dispatchedCatchUps,
-  findJobs,
   insertJobs,
   insertOccurrences,
   lockLateRuns,
@@ -128,7 +127,7 @@ export async function createRuns(
   });
   const recorded = await insertOccurrences(tx, ledger);
   const fresh = runs.map((r) => r.row).filter((r) => recorded.has(r.occurrence?.occurrenceId ?? ''));
-  await insertJobs(tx, fresh);
+  const created = await insertJobs(tx, fresh);
   const events: OutboxRow[] = [];
   for (const r of fresh) {
     events.push(
@@ -143,10 +142,7 @@ export async function createRuns(
     );
   }
   await writeOutbox(tx, events);
-  return findJobs(
-    tx,
-    fresh.map((r) => r.id),
-  );
+  return created;
 }
 
 const position = (o: Occurrence) => ({ instant: o.instant, nominal: o.nominal });

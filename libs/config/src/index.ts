@@ -1,2 +1,3 @@
 export { kairosEnv, intVar, runMain, onShutdown, EnvError, type KairosEnv } from './env.js';
 export { scheduleEnv, type ScheduleEnv } from './schedule-env.js';
+export { createGroupEnv, type CreateGroupEnv } from './create-group-env.js';

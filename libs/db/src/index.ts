@@ -1,6 +1,7 @@
 export { createPool, inTransaction, type PoolOptions, type Pool, type PoolClient } from './pool.js';
 export { migrate, loadMigrations, ensureJobPartitions, type Migration } from './migrate.js';
 export * from './jobs.js';
+export * from './job-inserts.js';
 export * from './tracking.js';
 export * from './epochs.js';
 export * from './dispatch.js';
@@ -8,3 +9,4 @@ export * from './request-ledger.js';
 export * from './schedules.js';
 export * from './schedule-occurrences.js';
 export * from './schedule-runs.js';
+export { isConnectionFailure } from './pg-errors.js';

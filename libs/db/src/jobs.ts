@@ -1,10 +1,4 @@
-import {
-  DEFAULT_RETRY_BACKOFF,
-  type Job,
-  type JobOccurrence,
-  type JobState,
-  type RetryBackoff,
-} from '@kairos/core';
+import { type Job, type JobOccurrence, type JobState, type RetryBackoff } from '@kairos/core';
 import type pg from 'pg';
 
 /** A job row as the command handlers insert it. */
@@ -79,6 +73,42 @@ export interface JobDbRow {
   occurrence_kind?: string | null;
 }
 
+/**
+ * The columns of a JobDbRow, for statements that name them instead of `*`: the result of a
+ * prepared statement must keep its shape, so a migration adding a column cannot break it.
+ */
+export const JOB_ROW_COLUMNS = (
+  [
+    'id',
+    'tenant_id',
+    'idempotency_key',
+    'type',
+    'resource_class',
+    'payload',
+    'due_at',
+    'deadline_at',
+    'state',
+    'version',
+    'fence',
+    'attempt',
+    'max_attempts',
+    'retry_base_ms',
+    'retry_cap_ms',
+    'retry_jitter_ms',
+    'routing_key',
+    'shard',
+    'created_at',
+    'dispatched_at',
+    'started_at',
+    'finished_at',
+    'last_error',
+    'schedule_id',
+    'occurrence_id',
+    'occurrence_at',
+    'occurrence_kind',
+  ] as const satisfies readonly (keyof JobDbRow)[]
+).join(', ');
+
 export function toJob(r: JobDbRow): Job {
   return {
     id: r.id,
@@ -116,117 +146,8 @@ export function toJob(r: JobDbRow): Job {
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
-/**
- * Claims per-tenant idempotency keys. Returns, for each key that already belonged to a job, that
- * job's id (the caller then answers with the original job instead of creating a second one).
- */
-export async function claimIdempotencyKeys(
-  db: Queryable,
-  rows: readonly NewJobRow[],
-): Promise<Map<string, { jobId: string; dueAt: Date }>> {
-  const keyed = rows.filter((r) => r.idempotencyKey !== null);
-  const existing = new Map<string, { jobId: string; dueAt: Date }>();
-  if (keyed.length === 0) return existing;
-  const inserted = await db.query<{ tenant_id: string; idempotency_key: string }>(
-    `INSERT INTO job_idempotency (tenant_id, idempotency_key, job_id, due_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[])
-     ORDER BY 1, 2 -- one key order for every transaction, so concurrent batches cannot deadlock
-     ON CONFLICT DO NOTHING
-     RETURNING tenant_id, idempotency_key`,
-    [
-      keyed.map((r) => r.tenantId),
-      keyed.map((r) => r.idempotencyKey),
-      keyed.map((r) => r.id),
-      keyed.map((r) => r.dueAt),
-    ],
-  );
-  const won = new Set(inserted.rows.map((r) => `${r.tenant_id}\u0000${r.idempotency_key}`));
-  const lost = keyed.filter((r) => !won.has(`${r.tenantId}\u0000${r.idempotencyKey}`));
-  if (lost.length > 0) {
-    const found = await db.query<{
-      tenant_id: string;
-      idempotency_key: string;
-      job_id: string;
-      due_at: Date;
-    }>(
-      `SELECT i.tenant_id, i.idempotency_key, i.job_id, i.due_at FROM job_idempotency i
-       JOIN unnest($1::text[], $2::text[]) AS k(tenant_id, idempotency_key) USING (tenant_id, idempotency_key)`,
-      [lost.map((r) => r.tenantId), lost.map((r) => r.idempotencyKey)],
-    );
-    for (const f of found.rows)
-      existing.set(`${f.tenant_id}\u0000${f.idempotency_key}`, { jobId: f.job_id, dueAt: f.due_at });
-  }
-  return existing;
-}
-
 export function idempotencyMapKey(tenantId: string, key: string): string {
   return `${tenantId}\u0000${key}`;
-}
-
-/** Inserts jobs in state SCHEDULED (one statement for the whole batch). */
-export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const retry = (r: NewJobRow) => r.retry ?? DEFAULT_RETRY_BACKOFF;
-  await db.query(
-    `INSERT INTO jobs (id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at,
-                       state, max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms,
-                       schedule_id, occurrence_id, occurrence_at, occurrence_kind, misfire_after)
-     SELECT id, tenant_id, idempotency_key, type, resource_class, payload::jsonb, due_at, deadline_at,
-            'SCHEDULED', max_attempts, routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms,
-            schedule_id, occurrence_id, occurrence_at, occurrence_kind, misfire_after
-     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-                 $8::timestamptz[], $9::int[], $10::text[], $11::int[], $12::int[], $13::int[], $14::int[],
-                 $15::uuid[], $16::uuid[], $17::timestamptz[], $18::text[], $19::timestamptz[])
-       AS t(id, tenant_id, idempotency_key, type, resource_class, payload, due_at, deadline_at, max_attempts,
-            routing_key, shard, retry_base_ms, retry_cap_ms, retry_jitter_ms,
-            schedule_id, occurrence_id, occurrence_at, occurrence_kind, misfire_after)`,
-    [
-      rows.map((r) => r.id),
-      rows.map((r) => r.tenantId),
-      rows.map((r) => r.idempotencyKey),
-      rows.map((r) => r.type),
-      rows.map((r) => r.resourceClass),
-      rows.map((r) => r.payload),
-      rows.map((r) => r.dueAt),
-      rows.map((r) => r.deadlineAt),
-      rows.map((r) => r.maxAttempts),
-      rows.map((r) => r.routingKey),
-      rows.map((r) => r.shard),
-      rows.map((r) => retry(r).baseMs),
-      rows.map((r) => retry(r).capMs),
-      rows.map((r) => retry(r).jitterMs),
-      rows.map((r) => r.occurrence?.scheduleId ?? null),
-      rows.map((r) => r.occurrence?.occurrenceId ?? null),
-      rows.map((r) => r.occurrence?.occurrenceAt ?? null),
-      rows.map((r) => r.occurrence?.kind ?? null),
-      rows.map((r) => r.occurrence?.misfireAfter ?? null),
-    ],
-  );
-}
-
-/**
- * Writes outbox rows and deletes them in the same statement's transaction: Debezium reads the
- * inserts from the WAL, and the table never grows.
- */
-export async function writeOutbox(db: Queryable, rows: readonly OutboxRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.query(
-    `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, job_id, tenant_id, due_at, traceparent)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::text[],
-                          $8::text[], $9::text[])`,
-    [
-      rows.map((r) => r.id),
-      rows.map((r) => r.aggregateType),
-      rows.map((r) => r.aggregateId),
-      rows.map((r) => r.type),
-      rows.map((r) => r.payload),
-      rows.map((r) => r.jobId),
-      rows.map((r) => r.tenantId),
-      rows.map((r) => String(r.dueAt.getTime())),
-      rows.map((r) => r.traceparent),
-    ],
-  );
-  await db.query('DELETE FROM outbox WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
 }
 
 export async function findJobs(db: Queryable, ids: readonly string[]): Promise<Job[]> {
