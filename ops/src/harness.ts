@@ -128,14 +128,20 @@ export class InProcessPipeline {
    */
   newDelayTier(): DelayTier {
     const { services, prefix, resourceClasses } = this.#o;
-    const redis = new Redis(services.redisUrl, { keyPrefix: prefix, maxRetriesPerRequest: 3 });
+    const instanceId = `delay-tier-${randomBytes(2).toString('hex')}`;
+    // Named, so a test can tell the tier's Redis traffic from everyone else's (CLIENT LIST).
+    const redis = new Redis(services.redisUrl, {
+      keyPrefix: prefix,
+      maxRetriesPerRequest: 3,
+      connectionName: `${prefix}${instanceId}`,
+    });
     const tier = new DelayTier({
       kafka: this.kafka,
       codec: this.codec,
       redis,
       pool: this.pool,
       topics: this.topics,
-      instanceId: `delay-tier-${randomBytes(2).toString('hex')}`,
+      instanceId,
       groupId: `${prefix}delay-tier`,
       log: this.#log('delay-tier'),
       resourceClasses,

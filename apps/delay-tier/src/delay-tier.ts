@@ -45,8 +45,18 @@ export interface DelayTierOptions {
   readonly resourceClasses?: readonly string[];
   /** Most jobs popped per class per partition per round. Default: 500. */
   readonly batchSize?: number;
-  /** Pause between dispatch rounds when nothing was due, ms (bounds lateness). Default: 20. */
-  readonly idleMs?: number;
+  /**
+   * The dispatcher sleeps until its partitions' next deadline (earliest due job, rate-limit
+   * refill, in-flight reclaim) or an event; this is the longest it goes without visiting a
+   * partition, ms: the safety net for a change nothing announces (a rate limit raised by another
+   * instance, Redis losing its data while no event arrives). Default: 1,000.
+   */
+  readonly maxSleepMs?: number;
+  /**
+   * How often a partition in PostgreSQL-only mode (Redis out of memory) is polled for due jobs,
+   * ms: it has no hot set to compute a deadline from. Bounds its lateness. Default: 20.
+   */
+  readonly fallbackPollMs?: number;
   /**
    * Partitions dispatched at once in a round; each holds a PostgreSQL connection while it claims
    * and produces, so keep it well below the pool's size. More than 1 shortens the wait of a job
@@ -58,8 +68,16 @@ export interface DelayTierOptions {
   readonly lookaheadMs?: number;
   /** The window under Redis memory pressure. Default: 60 s. */
   readonly minLookaheadMs?: number;
-  /** How often the pre-loader tops up the hot sets, ms. Default: 1,000. */
+  /** How often the pre-loader tops up the hot sets while it finds work, ms. Default: 1,000. */
   readonly preloadIntervalMs?: number;
+  /**
+   * Idle, the pre-loader's pause doubles up to this, ms (never past a quarter of the window left
+   * after the pre-dispatch lead, nor the fallback probe interval while a partition runs
+   * PostgreSQL-only). Events bring in every job due within the window themselves; the pre-loader
+   * only moves the horizon, so a job 60 min away may come in seconds later. The hot-set gauges
+   * (size, oldest due age) are refreshed at this pace too. Default: 10,000.
+   */
+  readonly preloadMaxIntervalMs?: number;
   /** Rows per pre-loader page. Default: 1,000. */
   readonly preloadPageSize?: number;
   /** Release jobs this long before due (workers hold them until due). Default: 0 (off). */
@@ -105,11 +123,15 @@ function checkOptions(o: DelayTierOptions): void {
       throw new RangeError(`DelayTier option ${name} must be an integer >= ${min}, got ${v}`);
   };
   int('batchSize', o.batchSize, 1);
-  int('idleMs', o.idleMs, 1);
+  int('maxSleepMs', o.maxSleepMs, 10);
+  int('fallbackPollMs', o.fallbackPollMs, 1);
   int('dispatchConcurrency', o.dispatchConcurrency, 1);
   int('lookaheadMs', o.lookaheadMs, 1000);
   int('minLookaheadMs', o.minLookaheadMs, 1000);
   int('preloadIntervalMs', o.preloadIntervalMs, 10);
+  int('preloadMaxIntervalMs', o.preloadMaxIntervalMs, 10);
+  if (o.preloadMaxIntervalMs !== undefined && o.preloadMaxIntervalMs < (o.preloadIntervalMs ?? 1000))
+    throw new RangeError('DelayTier option preloadMaxIntervalMs must be >= preloadIntervalMs');
   int('preloadPageSize', o.preloadPageSize, 1);
   int('preDispatchMs', o.preDispatchMs, 0);
   int('tenantQuantum', o.tenantQuantum, 1);
@@ -147,14 +169,12 @@ export class DelayTier {
   readonly #consumer: Consumer;
   readonly #producer: Producer;
   readonly #dispatcher: Dispatcher;
-  readonly #preDispatchMs: number;
   readonly #reaper: Reaper;
   readonly #leases: Leases;
   readonly metrics: DelayTierMetrics;
 
   constructor(options: DelayTierOptions) {
     checkOptions(options);
-    this.#preDispatchMs = options.preDispatchMs ?? 0;
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.metrics = options.metrics ?? createDelayTierMetrics();
@@ -177,6 +197,7 @@ export class DelayTier {
       else if (this.#modes.fallbackPartitions().length === 0) this.#lookahead.restore();
       this.metrics.lookahead.set(this.#lookahead.effectiveMs / 1000);
       this.#preloader.nudge();
+      this.#dispatcher.refresh(partition);
     });
     this.#hydrator = new Hydrator(options.pool, this.#hot, options.preloadPageSize ?? 1000);
     const onOom = (partition: number) => {
@@ -196,7 +217,9 @@ export class DelayTier {
       },
       onOom,
       onEpoch: (partition) => this.metrics.epochChanges.inc({ partition: String(partition) }),
+      onReady: (partition) => this.#dispatcher.refresh(partition),
       onRevoked: (partition) => {
+        this.#dispatcher.forget(partition);
         this.#modes.forget(partition);
         this.#hydrator.forget(partition);
         this.#preloader.forget(partition);
@@ -212,10 +235,16 @@ export class DelayTier {
       lookahead: this.#lookahead,
       log: this.#log,
       intervalMs: options.preloadIntervalMs ?? 1000,
+      maxIntervalMs: Math.max(options.preloadMaxIntervalMs ?? 10_000, options.preloadIntervalMs ?? 1000),
+      leadMs: options.preDispatchMs ?? 0,
       probeMs: options.fallbackProbeMs ?? 5000,
       recoverBelow: options.recoverBelow ?? 0.8,
       onOom,
-      onHydrated: (partition, n) => this.metrics.hydrated.inc({ partition: String(partition) }, n),
+      onHydrated: (partition, n) => {
+        this.metrics.hydrated.inc({ partition: String(partition) }, n);
+        // Jobs came in from PostgreSQL: one may be due before the partition's planned visit.
+        if (n > 0) this.#dispatcher.refresh(partition);
+      },
       onRound: (partitions) => this.#observe(partitions),
     });
     this.#leases = new Leases(options.redis, {
@@ -257,7 +286,8 @@ export class DelayTier {
       }),
       log: this.#log,
       batchSize,
-      idleMs: options.idleMs ?? 20,
+      maxSleepMs: options.maxSleepMs ?? 1000,
+      fallbackPollMs: options.fallbackPollMs ?? 20,
       concurrency: options.dispatchConcurrency ?? 1,
       preDispatchMs: options.preDispatchMs ?? 0,
       quantum: options.tenantQuantum ?? 16,
@@ -314,6 +344,7 @@ export class DelayTier {
         this.metrics.lookahead.set(this.#lookahead.effectiveMs / 1000);
         this.#preloader.nudge();
       },
+      onLimitsChange: () => this.#dispatcher.refresh(),
     });
   }
 
@@ -342,6 +373,8 @@ export class DelayTier {
     this.#consumer.on(this.#consumer.events.GROUP_JOIN, (e) => {
       const partitions = e.payload.memberAssignment[topic] ?? [];
       this.#ownership.assign(partitions);
+      // The rebalance is over: every partition still ours may dispatch again.
+      this.#dispatcher.refresh();
       // Partitions paused after losing them to another owner are ours again to read.
       this.#consumer.resume([{ topic, partitions }]);
       this.#log.info({ partitions }, 'owning job-events partitions');
@@ -360,9 +393,9 @@ export class DelayTier {
         }
       },
       onScheduled: (record: HotRecord, atMs: number) => {
-        // Due already (a job for now, or a late event): the dispatcher need not wait out its
-        // idle pause to find it.
-        if (record.due_at - this.#preDispatchMs <= atMs) this.#dispatcher.wake();
+        // Due before the dispatcher's planned visit of its partition (due now, or a late event,
+        // or simply sooner than anything else there): it wakes for it.
+        this.#dispatcher.scheduled(record.shard, record.due_at);
         this.#o.onScheduled?.(record, atMs);
       },
     };

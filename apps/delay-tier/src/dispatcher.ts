@@ -1,5 +1,5 @@
 import type { OccurrenceGate } from '@kairos/commands';
-import { isKairosError, KairosError, PollLoop } from '@kairos/core';
+import { isKairosError, KairosError, PollLoop, type RoundOutcome } from '@kairos/core';
 import {
   claimJobsForDispatch,
   expireJobs,
@@ -12,6 +12,7 @@ import {
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Producer } from 'kafkajs';
+import { nextDeadline, PartitionDeadlines } from './deadlines.js';
 import type { Ownership } from './ownership.js';
 import type { PartitionModes } from './partition-modes.js';
 import { dispatchFromPostgres } from './pg-dispatch.js';
@@ -35,8 +36,13 @@ export interface DispatcherOptions {
   readonly batchSize: number;
   /** Partitions dispatched at once in a round (each holds a PostgreSQL connection meanwhile). */
   readonly concurrency: number;
-  /** Pause between rounds when nothing was due. */
-  readonly idleMs: number;
+  /**
+   * Longest a partition goes without a visit, ms: the safety net should a wake be missed (a
+   * rate limit changed by another instance, Redis losing its data while nothing happens).
+   */
+  readonly maxSleepMs: number;
+  /** How often a PostgreSQL-only partition is polled, ms (no hot set to compute a deadline from). */
+  readonly fallbackPollMs: number;
   /** Release jobs this long before their due time (the worker holds them until due). */
   readonly preDispatchMs: number;
   readonly quantum: number;
@@ -64,24 +70,38 @@ async function retryOnSerialization<T>(fn: () => Promise<T>, tries = 3): Promise
   }
 }
 
+/** Partitions whose deadline is this close are visited in the same round (saves a wake-up). */
+const SLACK_MS = 2;
+/** A partition whose dispatch failed (Redis, Kafka, PostgreSQL down) is tried again after this. */
+const RETRY_MS = 100;
+
 /**
  * The dispatch loop: for every owned partition, pops due jobs (on Redis time, epoch-checked,
  * fairly across tenants, per class within rate limits), claims them in PostgreSQL (only a job
  * still SCHEDULED at the popped version, only while the epoch is current), produces them to their
  * class's task topic and commits; then acknowledges them in Redis. A partition in PostgreSQL-only
  * mode dispatches straight from PostgreSQL. One loop, never overlapping itself.
+ *
+ * No fixed poll: each pop also returns the partition's next deadline (its earliest waiting job
+ * per class, a rate limit's refill, the in-flight reclaim time), and the loop sleeps until the
+ * earliest one over the partitions, visiting only the partitions whose time has come. Events
+ * shorten a sleep: a job scheduled due before its partition's planned visit (scheduled()), a
+ * partition's state changing (refresh()). Waking early is harmless (the pop decides on Redis
+ * TIME), so deadlines are converted to local time erring late only by a reply's transit.
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions;
   readonly #loop: PollLoop;
+  readonly #deadlines: PartitionDeadlines;
   /** Pops run one at a time (see #pop). */
   #popTurn: Promise<unknown> = Promise.resolve();
 
   constructor(options: DispatcherOptions) {
     this.#o = options;
+    this.#deadlines = new PartitionDeadlines(options.maxSleepMs);
     this.#loop = new PollLoop({
       round: () => this.#round(),
-      intervalMs: options.idleMs,
+      intervalMs: options.maxSleepMs,
       onError: (err) => options.log.error({ err }, 'dispatch round failed'),
     });
   }
@@ -94,38 +114,67 @@ export class Dispatcher {
     await this.#loop.stop();
   }
 
-  /** A job due now entered a hot set: dispatch without waiting out the idle pause. */
-  wake(): void {
-    this.#loop.wake();
+  /**
+   * A job due at `dueAtMs` (Redis time) entered the partition's hot set: if that is before the
+   * partition's planned visit, wake for it then (not only when it is due now).
+   */
+  scheduled(partition: number, dueAtMs: number): void {
+    const at = this.#deadlines.toLocal(dueAtMs - this.#o.preDispatchMs);
+    if (this.#deadlines.hint(partition, at)) this.#loop.wakeIn(at - this.#deadlines.now());
   }
 
   /**
-   * One pass over the dispatchable partitions, a few at a time: they are independent (own hot
-   * set, own epoch), and one after another a job due in the last partition waited for every
-   * other partition's PostgreSQL claim and Kafka produce. True when one had a full batch.
+   * The partition's hot set or mode changed (new owner, rebuilt, jobs pre-loaded, PostgreSQL-only
+   * mode entered or left), or with no partition every one's (a rate limit changed): visit now.
    */
-  async #round(): Promise<boolean> {
-    const queue = this.#o.ownership.dispatchable();
+  refresh(partition?: number): void {
+    for (const p of partition === undefined ? this.#o.ownership.owned() : [partition])
+      this.#deadlines.refresh(p);
+    this.#loop.wake();
+  }
+
+  /** The partition is not ours any more. */
+  forget(partition: number): void {
+    this.#deadlines.forget(partition);
+  }
+
+  /**
+   * One pass over the dispatchable partitions whose deadline came, a few at a time: they are
+   * independent (own hot set, own epoch), and one after another a job due in the last partition
+   * waited for every other partition's PostgreSQL claim and Kafka produce. Again at once when one
+   * had a full batch, else a sleep until the earliest deadline.
+   */
+  async #round(): Promise<RoundOutcome> {
+    const dispatchable = this.#o.ownership.dispatchable();
+    const queue = this.#deadlines.due(dispatchable, SLACK_MS);
     let busy = false;
     const lane = async () => {
       for (let partition = queue.shift(); partition !== undefined; partition = queue.shift()) {
+        this.#deadlines.visiting(partition);
+        let next: number;
         try {
-          if (await this.#dispatchPartition(partition)) busy = true;
+          next = await this.#dispatchPartition(partition);
         } catch (err) {
           // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
           // popped jobs stay in flight and are reclaimed.
-          this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying next round');
+          this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying shortly');
+          next = this.#deadlines.now() + RETRY_MS;
         }
+        this.#deadlines.plan(partition, next);
+        if (next <= this.#deadlines.now()) busy = true;
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.#o.concurrency, queue.length) }, lane));
-    return busy;
+    return busy ? true : this.#deadlines.pauseMs(dispatchable);
   }
 
-  /** Returns true when the partition had a full batch (more may be due). */
-  async #dispatchPartition(partition: number): Promise<boolean> {
+  /**
+   * Dispatches what is due in the partition; returns the local time of its next visit (-Infinity
+   * when it had a full batch: more may be due).
+   */
+  async #dispatchPartition(partition: number): Promise<number> {
     const epochP = this.#o.ownership.epoch(partition);
-    if (!epochP) return false;
+    if (!epochP) return Infinity;
     const epoch = await epochP;
     try {
       if (this.#o.modes.isFallback(partition)) {
@@ -139,7 +188,8 @@ export class Dispatcher {
           this.#o.batchSize,
         );
         this.#report(sent, expired, nowMs);
-        return sent.length + expired.length >= this.#o.batchSize;
+        if (sent.length + expired.length >= this.#o.batchSize) return -Infinity;
+        return this.#deadlines.now() + this.#o.fallbackPollMs;
       }
       return await this.#dispatchHot(partition, epoch);
     } catch (err) {
@@ -152,11 +202,11 @@ export class Dispatcher {
             'recovering a stale partition failed; retrying on next stale',
           );
         });
-        return false;
+        return Infinity;
       }
       if (isKairosError(err, 'REDIS_OOM')) {
         this.#o.onOom(partition);
-        return true;
+        return -Infinity;
       }
       throw err;
     }
@@ -171,25 +221,30 @@ export class Dispatcher {
   #pop(partition: number, epoch: number) {
     const turn = this.#popTurn.then(async () => {
       const plan = await this.#o.release.plan();
-      const { nowMs, jobs } = await this.#o.hot.popDue(partition, epoch, {
+      const popped = await this.#o.hot.popDue(partition, epoch, {
         classes: plan.classes,
         leadMs: this.#o.preDispatchMs,
         quantum: this.#o.quantum,
         weights: this.#o.tenantWeights,
       });
-      const records = jobs.map((j) => JSON.parse(j.record) as HotRecord);
+      this.#deadlines.sync(popped.nowMs);
+      const nextAt = this.#deadlines.toLocal(nextDeadline(popped, plan, this.#o.preDispatchMs));
+      const records = popped.jobs.map((j) => JSON.parse(j.record) as HotRecord);
       const perClass = new Map<string, number>();
       for (const r of records) perClass.set(r.resource_class, (perClass.get(r.resource_class) ?? 0) + 1);
       await this.#o.release.settle(plan, perClass);
-      return { plan, nowMs, records, perClass };
+      // A class popped to its limit may have more due at once.
+      const full = plan.classes.some((c) => c.limit > 0 && (perClass.get(c.name) ?? 0) >= c.limit);
+      return { nowMs: popped.nowMs, records, nextAt: full ? -Infinity : nextAt };
     });
     this.#popTurn = turn.catch(() => undefined);
     return turn;
   }
 
-  async #dispatchHot(partition: number, epoch: number): Promise<boolean> {
-    const { plan, nowMs, records, perClass } = await this.#pop(partition, epoch);
-    if (records.length === 0) return false;
+  /** Returns the local time of the partition's next visit (-Infinity: go again at once). */
+  async #dispatchHot(partition: number, epoch: number): Promise<number> {
+    const { nowMs, records, nextAt } = await this.#pop(partition, epoch);
+    if (records.length === 0) return nextAt;
 
     // Deadline passed by Redis time: the job is not worth running any more.
     const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < nowMs);
@@ -255,7 +310,7 @@ export class Dispatcher {
       epoch,
       settled.map((r) => ({ jobId: r.job_id, version: r.version })),
     );
-    return plan.classes.some((c) => c.limit > 0 && (perClass.get(c.name) ?? 0) >= c.limit);
+    return nextAt;
   }
 
   #report(sent: readonly HotRecord[], expired: readonly HotRecord[], nowMs: number): void {

@@ -38,6 +38,8 @@ runMain(async () => {
     preDispatchMs: tenv.preDispatchMs,
     versionTtlSeconds: tenv.versionTtlSeconds,
     dispatchConcurrency: tenv.dispatchConcurrency,
+    maxSleepMs: tenv.dispatchMaxSleepMs,
+    preloadMaxIntervalMs: tenv.preloadMaxIntervalMs,
     tenantWeights: tenv.tenantWeights,
     overlapRecheckMs: tenv.overlapRecheckMs,
     log,

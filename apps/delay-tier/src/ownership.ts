@@ -10,6 +10,8 @@ export interface OwnershipHooks {
   onOom(partition: number): void;
   onEpoch?(partition: number, epoch: number): void;
   onRevoked?(partition: number): void;
+  /** The partition's hot set is whole again (taken, or recovered from Redis losing it). */
+  onReady?(partition: number): void;
 }
 
 /**
@@ -94,7 +96,11 @@ export class Ownership {
     // Many scripts of one partition fail at once: check and rebuild only once.
     let recovery = this.#recovering.get(partition);
     if (!recovery) {
-      recovery = this.#recover(partition, epoch).finally(() => this.#recovering.delete(partition));
+      // Ready once it is dispatchable again (out of #recovering), whatever the outcome.
+      recovery = this.#recover(partition, epoch).finally(() => {
+        this.#recovering.delete(partition);
+        this.#hooks.onReady?.(partition);
+      });
       this.#recovering.set(partition, recovery);
     }
     return recovery;
@@ -147,6 +153,7 @@ export class Ownership {
         this.#hooks.onEpoch?.(partition, epoch);
         await this.#install(partition, epoch);
         this.#held.set(partition, epoch);
+        this.#hooks.onReady?.(partition);
         return epoch;
       } catch (err) {
         if (!stillMine()) throw err;

@@ -1,4 +1,4 @@
-import { isKairosError, PollLoop } from '@kairos/core';
+import { IdleBackoff, isKairosError, PollLoop } from '@kairos/core';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Redis } from 'ioredis';
@@ -6,6 +6,8 @@ import type { Hydrator } from './hydrator.js';
 import type { Lookahead } from './lookahead.js';
 import type { Ownership } from './ownership.js';
 import type { PartitionModes } from './partition-modes.js';
+
+const PROBE_SLACK_MS = 20;
 
 export interface PreloaderOptions {
   readonly redis: Redis;
@@ -15,7 +17,15 @@ export interface PreloaderOptions {
   readonly modes: PartitionModes;
   readonly lookahead: Lookahead;
   readonly log: Logger;
+  /** Pause after a round that loaded, trimmed or recovered something, ms. */
   readonly intervalMs: number;
+  /**
+   * Idle rounds in a row double the pause up to this, ms, and never past a quarter of what the
+   * window leaves after the pre-dispatch lead, so a job still enters the hot set long before due.
+   */
+  readonly maxIntervalMs: number;
+  /** Pre-dispatch lead, ms: jobs must be in the hot set this long before due. */
+  readonly leadMs: number;
   /** How often a partition in PostgreSQL-only mode checks whether Redis has memory again. */
   readonly probeMs: number;
   /** Redis must be below this share of maxmemory before a partition leaves PostgreSQL-only mode. */
@@ -31,6 +41,11 @@ export interface PreloaderOptions {
  * The pre-loader loop: every interval, each owned partition's hot set is topped up to the
  * lookahead horizon (trimmed first if the window shrank), and each partition in PostgreSQL-only
  * mode checks whether Redis has memory again, and if so is rebuilt and returns to hot mode.
+ *
+ * Idle, it backs off: events bring every job due within the window themselves, so all a round
+ * has to do is move the horizon, and a job W ms away needs loading only before W - lead. The
+ * pause grows from intervalMs to maxIntervalMs (capped by the window, and by the probe interval
+ * while a partition runs PostgreSQL-only); a window change (nudge) runs a round at once.
  */
 export class Preloader {
   readonly #o: PreloaderOptions;
@@ -38,11 +53,19 @@ export class Preloader {
   readonly #windowOf = new Map<number, number>();
   #lastProbe = 0;
   readonly #loop: PollLoop;
+  readonly #backoff: IdleBackoff;
+  /** Something was loaded, trimmed or recovered in the current round. */
+  #worked = false;
 
   constructor(options: PreloaderOptions) {
     this.#o = options;
+    this.#backoff = new IdleBackoff(options.intervalMs, options.maxIntervalMs);
     this.#loop = new PollLoop({
-      round: () => this.#round(),
+      round: async () => {
+        this.#worked = false;
+        await this.#round();
+        return this.#pauseMs();
+      },
       intervalMs: options.intervalMs,
       onError: (err) => options.log.error({ err }, 'pre-loading round failed'),
     });
@@ -56,9 +79,17 @@ export class Preloader {
     await this.#loop.stop();
   }
 
-  /** Run a round now (the window changed). */
+  /** Run a round now (the window changed, a partition's mode changed). */
   nudge(): void {
+    this.#backoff.reset();
     this.#loop.wake();
+  }
+
+  /** The pause after a round: back-off, within the window's and the probe's bounds. */
+  #pauseMs(): number {
+    const windowCap = Math.max(10, (this.#o.lookahead.effectiveMs - this.#o.leadMs) / 4);
+    const probeCap = this.#o.modes.fallbackPartitions().length > 0 ? this.#o.probeMs : Infinity;
+    return Math.min(this.#backoff.next(!this.#worked), windowCap, probeCap);
   }
 
   /** A new owner rebuilt the partition with this window. */
@@ -72,7 +103,8 @@ export class Preloader {
 
   async #round(): Promise<void> {
     const owned = this.#o.ownership.owned();
-    const probe = Date.now() - this.#lastProbe >= this.#o.probeMs;
+    // A little slack: a round timed to the probe interval may start a ms before it by Date.now.
+    const probe = Date.now() - this.#lastProbe >= this.#o.probeMs - PROBE_SLACK_MS;
     if (probe) this.#lastProbe = Date.now();
     for (const partition of owned) {
       if (!this.#loop.running) return;
@@ -99,12 +131,16 @@ export class Preloader {
     const before = this.#windowOf.get(partition);
     if (before !== undefined && windowMs < before) {
       const dropped = await this.#o.hot.trim(partition, epoch, windowMs);
+      this.#worked = true;
       this.#o.hydrator.rewindTo(partition, (await this.#o.hot.serverTimeMs()) + windowMs);
       this.#o.log.info({ partition, windowMs, dropped }, 'lookahead window shrank; hot set trimmed');
     }
     this.#windowOf.set(partition, windowMs);
     const added = await this.#o.hydrator.run(partition, epoch, windowMs);
-    if (added > 0) this.#o.onHydrated?.(partition, added);
+    if (added > 0) {
+      this.#worked = true;
+      this.#o.onHydrated?.(partition, added);
+    }
   }
 
   /** Redis below the threshold of maxmemory: rebuild the partition's hot set and leave fallback. */
@@ -126,6 +162,7 @@ export class Preloader {
     const windowMs = this.#o.lookahead.effectiveMs;
     const added = await this.#o.hydrator.run(partition, epoch, windowMs);
     this.#windowOf.set(partition, windowMs);
+    this.#worked = true;
     this.#o.onHydrated?.(partition, added);
     this.#o.onRecovered?.(partition);
     this.#o.log.info({ partition, added }, 'Redis has memory again: partition back on its hot set');

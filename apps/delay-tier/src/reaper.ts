@@ -2,7 +2,7 @@ import { isKairosError, PollLoop } from '@kairos/core';
 import { findJobs, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
-import type { Leases } from '@kairos/redis';
+import type { Leases, ReapResult } from '@kairos/redis';
 import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
 import type { Producer } from 'kafkajs';
 import type { Ownership } from './ownership.js';
@@ -17,6 +17,11 @@ export interface ReaperOptions {
   readonly producer: Producer;
   readonly taskResultsTopic: string;
   readonly log: Logger;
+  /**
+   * Longest pause between rounds, ms. Workers write their claims straight to Redis, unseen by
+   * the tier, and the SDK allows leases down to 100 ms, so a fresh claim's expiry is found at the
+   * latest this long after it passed; known leases are reaped right at their expiry.
+   */
   readonly intervalMs: number;
   /** Most leases reaped per partition per round. */
   readonly batch: number;
@@ -25,6 +30,9 @@ export interface ReaperOptions {
 
 /** Error class of an attempt whose worker was lost (its lease expired). */
 export const LEASE_EXPIRED = 'LeaseExpired';
+
+/** A round comes at most this long after the earliest known lease expiry (timer granularity). */
+const REAP_SLACK_MS = 5;
 
 /**
  * The lease reaper: every interval, for each owned partition, takes the running attempts whose
@@ -57,13 +65,21 @@ export class Reaper {
     await this.#loop.stop();
   }
 
-  async #reapAll(): Promise<void> {
+  /** Reaps every partition; returns the pause until the next round (earliest expiry, capped). */
+  async #reapAll(): Promise<number> {
+    let pauseMs = this.#o.intervalMs;
     for (const partition of this.#o.ownership.dispatchable()) {
       if (this.#o.modes.isFallback(partition)) continue;
       const epoch = this.#o.ownership.heldEpoch(partition);
       if (epoch === undefined) continue;
       try {
-        await this.#reap(partition, epoch);
+        const t0 = performance.now();
+        const { nowMs, nextExpiryMs } = await this.#reap(partition, epoch);
+        // Measured from the request: the expiry is on Redis time, read during the call.
+        if (nextExpiryMs !== undefined) {
+          const left = nextExpiryMs - nowMs - (performance.now() - t0);
+          pauseMs = Math.min(pauseMs, Math.max(0, left) + REAP_SLACK_MS);
+        }
       } catch (err) {
         // Not awaited: the partition's rebuild must not hold up reaping the others.
         if (isKairosError(err, 'STALE_EPOCH'))
@@ -73,11 +89,19 @@ export class Reaper {
         else this.#o.log.error({ err, partition }, 'reaping leases failed; retrying next round');
       }
     }
+    return pauseMs;
   }
 
-  async #reap(partition: number, epoch: number): Promise<void> {
-    const reaped = await this.#o.leases.reap(partition, epoch, this.#o.batch);
-    if (reaped.length === 0) return;
+  async #reap(
+    partition: number,
+    epoch: number,
+  ): Promise<{ nowMs: number; nextExpiryMs: number | undefined }> {
+    const { reaped, nowMs, nextExpiryMs } = await this.#o.leases.reap(partition, epoch, this.#o.batch);
+    if (reaped.length > 0) await this.#report(partition, epoch, reaped);
+    return { nowMs, nextExpiryMs };
+  }
+
+  async #report(partition: number, epoch: number, reaped: ReapResult['reaped']): Promise<void> {
     const jobs = new Map(
       (
         await findJobs(

@@ -5,6 +5,8 @@ export interface ReleasePlan {
   readonly classes: readonly { readonly name: string; readonly limit: number }[];
   /** Tokens taken from rate-limited classes (refund what was not used). */
   readonly granted: ReadonlyMap<string, number>;
+  /** Rate-limited classes: ms until their bucket holds a whole token again (0: it does now). */
+  readonly refillMs: ReadonlyMap<string, number>;
 }
 
 /** The release order: `critical` first, so it never waits behind another class's backlog. */
@@ -44,13 +46,14 @@ export class Release {
       this.#readAt = Date.now();
     }
     const limited = this.#order.filter((c) => this.#limits[c] !== undefined);
-    const granted =
+    const { granted, refillMs } =
       limited.length === 0
-        ? new Map<string, number>()
-        : await this.#limiter.take(new Map(limited.map((c) => [c, this.#batchSize])));
+        ? { granted: new Map<string, number>(), refillMs: new Map<string, number>() }
+        : await this.#limiter.takeTokens(new Map(limited.map((c) => [c, this.#batchSize])));
     return {
       classes: this.#order.map((name) => ({ name, limit: granted.get(name) ?? this.#batchSize })),
       granted,
+      refillMs,
     };
   }
 

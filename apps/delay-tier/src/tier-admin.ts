@@ -13,6 +13,8 @@ export interface TierAdminDeps {
   readonly modes: PartitionModes;
   readonly hot: HotSet;
   readonly onWindowChange: () => void;
+  /** A rate limit was set or cleared here (a held-back class may go now). */
+  readonly onLimitsChange: () => void;
 }
 
 /** The delay tier's operations surface, served by the admin HTTP server. */
@@ -27,10 +29,12 @@ export function tierAdmin(d: TierAdminDeps): TierAdmin {
     setRateLimit: async (resourceClass, limit) => {
       await d.limiter.setLimit(resourceClass, limit);
       d.release.invalidate();
+      d.onLimitsChange();
     },
     clearRateLimit: async (resourceClass) => {
       await d.limiter.clearLimit(resourceClass);
       d.release.invalidate();
+      d.onLimitsChange();
     },
     status: async () => {
       const now = await d.hot.serverTimeMs();

@@ -20,6 +20,10 @@ export interface TierEnv {
   readonly versionTtlSeconds: number;
   /** KAIROS_DISPATCH_CONCURRENCY: partitions dispatched at once, default 1. */
   readonly dispatchConcurrency: number;
+  /** KAIROS_DISPATCH_MAX_SLEEP_MS: longest the dispatcher leaves a partition unvisited (safety net), default 1,000. */
+  readonly dispatchMaxSleepMs: number;
+  /** KAIROS_PRELOAD_MAX_INTERVAL_MS: the idle pre-loader's longest pause, default 10,000. */
+  readonly preloadMaxIntervalMs: number;
 }
 
 export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
@@ -42,5 +46,7 @@ export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
     overlapRecheckMs: intVar(env, 'KAIROS_OVERLAP_RECHECK_MS', 500, 10, 60_000),
     versionTtlSeconds: intVar(env, 'KAIROS_VERSION_TTL_SECONDS', 604_800, 60, 31_536_000),
     dispatchConcurrency: intVar(env, 'KAIROS_DISPATCH_CONCURRENCY', 1, 1, 32),
+    dispatchMaxSleepMs: intVar(env, 'KAIROS_DISPATCH_MAX_SLEEP_MS', 1000, 10, 60_000),
+    preloadMaxIntervalMs: intVar(env, 'KAIROS_PRELOAD_MAX_INTERVAL_MS', 10_000, 1000, 600_000),
   };
 }

@@ -9,6 +9,8 @@ describe('delay tier environment', () => {
       preDispatchMs: 0,
       versionTtlSeconds: 604_800,
       dispatchConcurrency: 1,
+      dispatchMaxSleepMs: 1000,
+      preloadMaxIntervalMs: 10_000,
     });
   });
 

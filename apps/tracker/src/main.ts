@@ -24,9 +24,11 @@ runMain(async () => {
     sessionTimeoutMs: env.sessionTimeoutMs,
     log,
     onFatal: () => process.exit(1),
-    // Recurring schedules' occurrences: generated every interval, lookahead ahead.
+    // Recurring schedules' occurrences, lookahead ahead: the generator sleeps until the next
+    // generation time or misfire point, between the interval and the max interval.
     generator: {
       intervalMs: intVar(process.env, 'KAIROS_SCHEDULE_INTERVAL_MS', 1000, 10, 60_000),
+      maxIntervalMs: intVar(process.env, 'KAIROS_SCHEDULE_MAX_INTERVAL_MS', 10_000, 10, 600_000),
       settings: {
         lookaheadMs: intVar(process.env, 'KAIROS_SCHEDULE_LOOKAHEAD_MS', 120_000, 1000, 86_400_000),
         minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),

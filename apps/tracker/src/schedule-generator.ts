@@ -1,5 +1,5 @@
 import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from '@kairos/commands';
-import { inTransaction, lockSchedule, schedulesToGenerate, type Pool } from '@kairos/db';
+import { inTransaction, lockSchedule, nextGenerationAt, schedulesToGenerate, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
 import { PollLoop } from '@kairos/core';
@@ -11,8 +11,19 @@ export interface ScheduleGeneratorOptions {
   readonly jobEventsTopic: string;
   /** Lookahead, minimum ahead, most per pass (DEFAULT_GENERATION). */
   readonly settings?: Partial<GenerationSettings>;
-  /** How often it looks for schedules to generate, ms. Default: 1,000. */
+  /**
+   * Shortest pause between rounds, ms: a round sleeps until the earliest generation time or
+   * misfire point in PostgreSQL, but at least this long (one that stays due, e.g. a run of a
+   * paused schedule, is not polled faster than this). Default: 1,000.
+   */
   readonly intervalMs?: number;
+  /**
+   * Longest pause, ms. API and ingest generate a schedule's first runs themselves when they
+   * create or change it, leaving the generator times at least the generation lookahead (120 s)
+   * ahead; what this bounds is a misfire decision on a run created after the round looked.
+   * Default: 10,000.
+   */
+  readonly maxIntervalMs?: number;
   /** Most schedules locked per query (it queries again while there are more). Default: 100. */
   readonly batch?: number;
   readonly log?: Logger;
@@ -55,8 +66,17 @@ export class ScheduleGenerator {
     const interval = options.intervalMs ?? 1000;
     if (!Number.isInteger(interval) || interval < 10)
       throw new RangeError(`intervalMs must be >= 10, got ${interval}`);
+    const max = options.maxIntervalMs ?? Math.max(10_000, interval);
+    if (!Number.isInteger(max) || max < interval)
+      throw new RangeError(`maxIntervalMs must be an integer >= intervalMs (${interval}), got ${max}`);
     this.#loop = new PollLoop({
-      round: async () => void (await this.tick()),
+      round: async () => {
+        await this.tick();
+        // Sleep until PostgreSQL's next generation time, within [interval, max].
+        const next = await nextGenerationAt(this.#o.pool);
+        const now = (this.#o.now?.() ?? new Date()).getTime();
+        return Math.min(max, Math.max(interval, next === null ? max : next.getTime() - now));
+      },
       intervalMs: interval,
       onError: (err) => this.#log.error({ err }, 'schedule generation failed; retrying next interval'),
     });

@@ -27,4 +27,5 @@ export * from './schedule/misfire.js';
 export * from './schedule/preview.js';
 export * from './schedule/spec.js';
 export * from './schedule/runs.js';
+export * from './idle-backoff.js';
 export * from './poll-loop.js';

@@ -256,6 +256,21 @@ export async function schedulesToGenerate(db: Queryable, now: Date, limit: numbe
   return r.rows.map((row) => row.id);
 }
 
+/**
+ * When schedulesToGenerate() next has something: the earliest generation time of an active
+ * schedule or misfire point of an undecided run (both indexed); null when there is none.
+ */
+export async function nextGenerationAt(db: Queryable): Promise<Date | null> {
+  const r = await db.query<{ at: Date | null }>(
+    `SELECT least(
+       (SELECT min(generate_at) FROM schedules WHERE state = 'ACTIVE'),
+       (SELECT min(misfire_after) FROM jobs
+         WHERE state = 'SCHEDULED' AND misfire_after IS NOT NULL AND schedule_id IS NOT NULL AND attempt = 1)
+     ) AS at`,
+  );
+  return r.rows[0]?.at ?? null;
+}
+
 /** Policies the dispatcher needs for the schedules of claimed runs. */
 export async function schedulePolicies(
   db: Queryable,

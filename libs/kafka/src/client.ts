@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
+import { fixKafkaJsIdleTimer } from './request-queue-fix.js';
 
 export interface KafkaClientOptions {
   /** Bootstrap brokers, e.g. ['127.0.0.1:59092']. Required. */
@@ -33,6 +34,7 @@ function filterKafkaJsTimerWarning(): void {
 
 export function createKafka(options: KafkaClientOptions): Kafka {
   filterKafkaJsTimerWarning();
+  fixKafkaJsIdleTimer();
   if (options.brokers.length === 0) throw new RangeError('brokers must name at least one broker');
   const config: KafkaConfig = {
     clientId: options.clientId ?? 'kairos',

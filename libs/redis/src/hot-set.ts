@@ -52,6 +52,19 @@ export interface PoppedJob {
   readonly record: string;
 }
 
+export interface PopResult {
+  /** Redis time of the pop, ms: the clock every due decision uses. */
+  readonly nowMs: number;
+  readonly jobs: PoppedJob[];
+  /**
+   * Per class asked for (same order): due time, ms, of its earliest job still waiting after the
+   * pop; undefined when none waits. A class popped to its limit may have more due already.
+   */
+  readonly nextDueMs: readonly (number | undefined)[];
+  /** When the oldest popped-but-unacknowledged job becomes reclaimable, ms; undefined if none. */
+  readonly reclaimAtMs: number | undefined;
+}
+
 export interface HotStats {
   /** Jobs held (waiting and in flight). */
   readonly jobs: number;
@@ -67,6 +80,22 @@ function rethrow(err: unknown, partition: number, epoch: number): never {
     });
   }
   rethrowOom(err, `a write for partition ${partition}`);
+}
+
+/** A score the scripts return, -1 meaning none. */
+function score(v: string | number | undefined): number | undefined {
+  const n = Number(v ?? -1);
+  return n < 0 ? undefined : n;
+}
+
+/** pop-due.lua's reply: now, reclaim time, n, n next-due times, then id/record pairs. */
+function parsePop(raw: readonly (string | number)[]): PopResult {
+  const n = Number(raw[2] ?? 0);
+  const nextDueMs = raw.slice(3, 3 + n).map(score);
+  const jobs: PoppedJob[] = [];
+  for (let i = 3 + n; i + 1 < raw.length; i += 2)
+    jobs.push({ jobId: String(raw[i]), record: String(raw[i + 1]) });
+  return { nowMs: Number(raw[0]), jobs, nextDueMs, reclaimAtMs: score(raw[1]) };
 }
 
 const SCHEDULE_OUTCOME: Record<number, ScheduleOutcome> = { 0: 'ignored', 1: 'added', 2: 'deferred' };
@@ -175,12 +204,11 @@ export class HotSet {
     }
   }
 
-  /** Pops due jobs by Redis time, fairly across tenants, per class; returns that time too. */
-  async popDue(
-    partition: number,
-    epoch: number,
-    options: PopOptions,
-  ): Promise<{ nowMs: number; jobs: PoppedJob[] }> {
+  /**
+   * Pops due jobs by Redis time, fairly across tenants, per class; returns that time too, and the
+   * partition's next deadlines (same round trip), so the caller can sleep until the next one.
+   */
+  async popDue(partition: number, epoch: number, options: PopOptions): Promise<PopResult> {
     const k = this.keys(partition);
     const weights = [...(options.weights ?? new Map<string, number>())];
     const bad = [
@@ -216,10 +244,7 @@ export class HotSet {
     } catch (err) {
       rethrow(err, partition, epoch);
     }
-    const jobs: PoppedJob[] = [];
-    for (let i = 1; i + 1 < raw.length; i += 2)
-      jobs.push({ jobId: String(raw[i]), record: String(raw[i + 1]) });
-    return { nowMs: Number(raw[0]), jobs };
+    return parsePop(raw);
   }
 
   /** Forgets dispatched (or dropped) jobs; a newer version of a job is kept. */

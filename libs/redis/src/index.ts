@@ -7,14 +7,16 @@ export {
   type HotStats,
   type PopOptions,
   type PoppedJob,
+  type PopResult,
   type ScheduleOptions,
   type ScheduleOutcome,
 } from './hot-set.js';
-export { RateLimiter, type RateLimiterOptions, type RateLimit } from './rate-limiter.js';
+export { RateLimiter, type RateLimiterOptions, type RateLimit, type TakeResult } from './rate-limiter.js';
 export {
   Leases,
   type LeasesOptions,
   type AttemptRef,
   type ClaimOutcome,
   type RenewOutcome,
+  type ReapResult,
 } from './leases.js';

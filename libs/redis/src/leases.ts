@@ -19,6 +19,14 @@ export interface AttemptRef {
   readonly version: number;
 }
 
+export interface ReapResult {
+  readonly reaped: { jobId: string; fence: number; workerId: string }[];
+  /** Redis time of the reap, ms. */
+  readonly nowMs: number;
+  /** Earliest lease expiry left in the partition, ms; undefined when none runs. */
+  readonly nextExpiryMs: number | undefined;
+}
+
 export type ClaimOutcome = 'OK' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
 export type RenewOutcome = 'OK' | 'CANCELLED' | 'ZOMBIE';
 
@@ -88,17 +96,12 @@ export class Leases {
   }
 
   /**
-   * The partition owner takes expired leases (epoch-checked); returns the reaped attempts. They
-   * are handed out again after `reportAgainMs` until forget() drops them.
+   * The partition owner takes expired leases (epoch-checked); returns the reaped attempts and
+   * the next expiry. They are handed out again after `reportAgainMs` until forget() drops them.
    */
-  async reap(
-    partition: number,
-    epoch: number,
-    limit: number,
-    reportAgainMs = 10_000,
-  ): Promise<{ jobId: string; fence: number; workerId: string }[]> {
+  async reap(partition: number, epoch: number, limit: number, reportAgainMs = 10_000): Promise<ReapResult> {
     const k = partitionKeys(this.#prefix, partition);
-    let raw: string[];
+    let raw: (string | number)[];
     try {
       raw = await this.#redis.kairosLeaseReap(
         k.epoch,
@@ -117,10 +120,11 @@ export class Leases {
       }
       throw err;
     }
-    const out: { jobId: string; fence: number; workerId: string }[] = [];
-    for (let i = 0; i + 2 < raw.length; i += 3)
-      out.push({ jobId: String(raw[i]), fence: Number(raw[i + 1]), workerId: String(raw[i + 2]) });
-    return out;
+    const reaped: ReapResult['reaped'] = [];
+    for (let i = 2; i + 2 < raw.length; i += 3)
+      reaped.push({ jobId: String(raw[i]), fence: Number(raw[i + 1]), workerId: String(raw[i + 2]) });
+    const next = Number(raw[1] ?? -1);
+    return { reaped, nowMs: Number(raw[0]), nextExpiryMs: next < 0 ? undefined : next };
   }
 
   /** Drops reaped attempts once reported (a newer attempt's lease is kept). */

@@ -13,6 +13,13 @@ export interface RateLimit {
   readonly burst: number;
 }
 
+export interface TakeResult {
+  /** Tokens each class asked for got. */
+  readonly granted: Map<string, number>;
+  /** Per class asked for: ms until its bucket holds a whole token again (0: now, or unlimited). */
+  readonly refillMs: Map<string, number>;
+}
+
 const CLASS_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 
 function invalid(message: string, fields: FieldError[]): never {
@@ -141,13 +148,24 @@ export class RateLimiter {
    * (every class asked for is in the result). An unlimited class gets all it wants.
    */
   async take(wanted: ReadonlyMap<string, number>): Promise<Map<string, number>> {
+    return (await this.takeTokens(wanted)).granted;
+  }
+
+  /**
+   * As take(), and for every class asked for, how many ms until its bucket holds a whole token
+   * again (0: it does, or the class is unlimited): a dispatcher held back by a limit sleeps that
+   * long instead of polling. A class asked for 0 tokens is not looked at (wait 0).
+   */
+  async takeTokens(wanted: ReadonlyMap<string, number>): Promise<TakeResult> {
     checkCounts(wanted, 'wanted');
     const granted = new Map<string, number>();
+    const refillMs = new Map<string, number>();
     const asked = [...wanted].filter(([resourceClass, n]) => {
       granted.set(resourceClass, 0);
+      refillMs.set(resourceClass, 0);
       return n > 0;
     });
-    if (asked.length === 0) return granted;
+    if (asked.length === 0) return { granted, refillMs };
     let counts: number[];
     try {
       counts = await this.#redis.kairosRateTake(
@@ -159,8 +177,11 @@ export class RateLimiter {
     } catch (err) {
       rethrowBadLimit(err);
     }
-    asked.forEach(([resourceClass], i) => granted.set(resourceClass, Number(counts[i] ?? 0)));
-    return granted;
+    asked.forEach(([resourceClass], i) => {
+      granted.set(resourceClass, Number(counts[i] ?? 0));
+      refillMs.set(resourceClass, Number(counts[asked.length + i] ?? 0));
+    });
+    return { granted, refillMs };
   }
 
   /** Gives back tokens taken but not used; a bucket never exceeds its burst. */

@@ -47,7 +47,7 @@ export interface KairosScripts {
   kairosLeaseClaim(...args: Arg[]): Promise<string>;
   kairosLeaseRenew(...args: Arg[]): Promise<string>;
   kairosLeaseRelease(...args: Arg[]): Promise<string>;
-  kairosLeaseReap(...args: Arg[]): Promise<string[]>;
+  kairosLeaseReap(...args: Arg[]): Promise<(string | number)[]>;
   kairosLeaseForget(...args: Arg[]): Promise<number>;
   kairosHotStats(...args: Arg[]): Promise<number[]>;
   kairosClearPartition(...args: Arg[]): Promise<number>;

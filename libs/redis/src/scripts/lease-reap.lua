@@ -12,14 +12,16 @@
   ARGV[3] most leases reaped per call
   ARGV[4] TTL of the attempt key, seconds
   ARGV[5] report again after this many ms unless forgotten
-  Returns: { job id, fence, worker, ... } of the reaped attempts; error STALE_EPOCH for a stale owner.
+  Returns: { now_ms, next_ms, job id, fence, worker, ... }: Redis time, the earliest lease expiry
+  left (-1: none), so the owner can come back right when it passes, then the reaped attempts;
+  error STALE_EPOCH for a stale owner.
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return redis.error_reply('STALE_EPOCH')
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {}
+local out = { now, -1 }
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))) do
   local key = ARGV[2] .. ':a:' .. id
   local cur = redis.call('GET', key)
@@ -35,4 +37,6 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0
     redis.call('ZREM', KEYS[2], id)
   end
 end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if #head > 0 then out[2] = tonumber(head[2]) end
 return out

@@ -23,7 +23,11 @@
   ARGV[7] most reclaimed entries per call
   ARGV[8] n = number of classes, then n pairs: class, limit
   then m = number of weighted tenants, then m pairs: tenant, weight (others weigh 1)
-  Returns: { now_ms, id1, record1, id2, record2, ... }; error STALE_EPOCH for a stale owner.
+  Returns: { now_ms, reclaim_ms, n, next_1, ..., next_n, id1, record1, id2, record2, ... }:
+  next_c is the due time (ms) of class c's earliest job still waiting after this pop (-1: none),
+  reclaim_ms the time the oldest in-flight entry becomes reclaimable (-1: none), so the caller
+  can sleep until the partition's next deadline without another round trip; error STALE_EPOCH
+  for a stale owner.
 ]]
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return redis.error_reply('STALE_EPOCH')
@@ -33,7 +37,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local horizon = now + tonumber(ARGV[3])
 local quantum = tonumber(ARGV[5])
 local max_tenants = tonumber(ARGV[6])
-local out = { now }
+local jobs = {}
 
 local n = tonumber(ARGV[8])
 local weights = {}
@@ -47,8 +51,8 @@ local function take(id)
   if record then
     -- The memory-growing write first: under maxmemory the script fails before changing anything.
     redis.call('ZADD', KEYS[3], now, id)
-    out[#out + 1] = id
-    out[#out + 1] = record
+    jobs[#jobs + 1] = id
+    jobs[#jobs + 1] = record
     return true
   end
   return false
@@ -91,4 +95,18 @@ local stale = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[4
 for _, id in ipairs(stale) do
   if not take(id) then redis.call('ZREM', KEYS[3], id) end
 end
+
+-- The partition's next deadlines, read after the pop: each class's earliest waiting job (its
+-- ready index is scored by each tenant's oldest due time) and the oldest in-flight entry.
+local function head_score(key)
+  local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #head == 0 then return -1 end
+  return tonumber(head[2])
+end
+local oldest = head_score(KEYS[3])
+local out = { now, oldest < 0 and -1 or oldest + tonumber(ARGV[4]), n }
+for c = 0, n - 1 do
+  out[#out + 1] = head_score(ARGV[2] .. ':ready:' .. ARGV[9 + 2 * c])
+end
+for _, v in ipairs(jobs) do out[#out + 1] = v end
 return out

@@ -8,8 +8,11 @@
                              60 s and at most 366 days: by then it would be full anyway.
   ARGV[2i-1] class i
   ARGV[2i]   tokens wanted for class i (integer >= 0)
-  Returns: { granted1, granted2, ... } in ARGV order: all wanted for an unlimited class, else
-  min(wanted, floor(tokens)); error BAD_RATE_LIMIT <class> (nothing taken) for a malformed limit.
+  Returns: { granted1, ..., granted_k, wait1, ..., wait_k } in ARGV order: granted is all wanted
+  for an unlimited class, else min(wanted, floor(tokens)); wait is how many ms until the class's
+  bucket holds a whole token again (0: it does now, or the class is unlimited), so a caller held
+  back by the limit can sleep until then; error BAD_RATE_LIMIT <class> (nothing taken) for a
+  malformed limit.
 
   Under OOM Redis refuses a script's first memory-growing write but lets later ones through. So
   everything is read and decided first, then the only writes are SETs (memory-growing): either
@@ -31,7 +34,9 @@ end
 local buckets = {}
 local order = {}
 local granted = {}
-for i = 1, #ARGV / 2 do
+local classes = #ARGV / 2
+local bucket_of = {}
+for i = 1, classes do
   local class = ARGV[2 * i - 1]
   local wanted = math.max(0, math.floor(tonumber(ARGV[2 * i]) or 0))
   local key = KEYS[i + 1]
@@ -56,6 +61,7 @@ for i = 1, #ARGV / 2 do
     buckets[key] = b
     order[#order + 1] = key
   end
+  bucket_of[i] = b
   if b.unlimited then
     granted[i] = wanted
   else
@@ -76,5 +82,11 @@ for _, key in ipairs(order) do
     local ttl = math.min(366 * 86400000, math.max(60000, math.ceil(2000 * b.burst / b.rate)))
     redis.call('SET', key, tostring(b.tokens) .. ' ' .. string.format('%d', now), 'PX', string.format('%d', ttl))
   end
+end
+for i = 1, classes do
+  local b = bucket_of[i]
+  local wait = 0
+  if not b.unlimited and b.tokens < 1 then wait = math.ceil((1 - b.tokens) * 1000 / b.rate) end
+  granted[classes + i] = wait
 end
 return granted
