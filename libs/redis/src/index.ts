@@ -17,4 +17,6 @@ export {
   type AttemptRef,
   type ClaimOutcome,
   type RenewOutcome,
+  type ReleaseOutcome,
+  type AttemptRelease,
 } from './leases.js';
