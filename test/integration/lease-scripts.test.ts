@@ -52,3 +52,29 @@ test('Redis losing its data does not make a running worker a zombie', async () =
   expect(await leases.release(attempt(3), 'w3', true)).toBe('OK');
   await redis.quit();
 });
+
+test('batched lease calls: one pipeline, one script call per partition, each attempt its own outcome', async () => {
+  const ns = await useNamespace('lease-scripts-batch');
+  const redis = ns.redis();
+  const leases = new Leases(redis);
+  const a = (jobId: string, shard: number, fence = 1): AttemptRef => ({ jobId, shard, fence, version: 1 });
+  expect(await leases.claim(a('held', 1), 'w2', 10_000)).toBe('OK');
+  const values = (settled: PromiseSettledResult<string>[]) =>
+    settled.map((s) => (s.status === 'fulfilled' ? s.value : `error ${String(s.reason)}`));
+  // Three attempts in partition 1 (one held by another worker), one in partition 4.
+  const refs = [a('j1', 1), a('held', 1), a('j2', 4), a('j3', 1)];
+  expect(values(await leases.claimMany(refs, 'w1', 10_000))).toEqual(['OK', 'BUSY', 'OK', 'OK']);
+  expect(await redis.zcard(partitionKeys('', 1).leases)).toBe(3);
+  // A newer attempt of j3 exists (its lease was reaped and it was dispatched again).
+  expect(await leases.claim(a('j3', 1, 2), 'w3', 10_000)).toBe('OK');
+  expect(values(await leases.renewMany(refs, 'w1', 10_000))).toEqual(['OK', 'ZOMBIE', 'OK', 'ZOMBIE']);
+  const releases = [
+    { attempt: a('j1', 1), done: true },
+    { attempt: a('j2', 4), done: false },
+    { attempt: a('j3', 1), done: true },
+  ];
+  expect(values(await leases.releaseMany(releases, 'w1'))).toEqual(['OK', 'OK', 'ZOMBIE']);
+  expect(values(await leases.claimMany([a('j1', 1), a('j2', 4)], 'w4', 10_000))).toEqual(['DONE', 'OK']);
+  expect(await leases.claimMany([], 'w1', 10_000)).toEqual([]);
+  await redis.quit();
+});

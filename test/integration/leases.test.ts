@@ -6,6 +6,7 @@ import { expect, test } from 'vitest';
 import type { Namespace } from '../support/namespace.js';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
+import { workerProcessEnv } from '../support/worker-env.js';
 
 const LEASE_MS = 2000;
 const HEARTBEAT_MS = 500;
@@ -31,14 +32,7 @@ function startWorkerProcess(ns: Namespace): WorkerProcess {
     {
       env: {
         ...process.env,
-        WORKER_ENV: JSON.stringify({
-          kafkaBrokers: ns.services.kafkaBrokers,
-          registryUrl: ns.services.registryUrl,
-          redisUrl: ns.services.redisUrl,
-          pgUrl: ns.services.pgUrl,
-          prefix: ns.prefix,
-          schema: ns.schema,
-          resourceClasses: ['default'],
+        WORKER_ENV: workerProcessEnv(ns, {
           leaseMs: LEASE_MS,
           heartbeatMs: HEARTBEAT_MS,
           sessionTimeoutMs: SESSION_MS,

@@ -3,3 +3,4 @@ export * from './headers.js';
 export * from './client.js';
 export * from './admin.js';
 export * from './avro.js';
+export * from './handoff-consumer.js';

@@ -19,4 +19,6 @@ export {
   type ClaimOutcome,
   type RenewOutcome,
   type ReapResult,
+  type ReleaseOutcome,
+  type AttemptRelease,
 } from './leases.js';

@@ -1,8 +1,8 @@
 import { KairosError } from '@kairos/core';
 import type { Redis } from 'ioredis';
-import { partitionKeys } from './keys.js';
-import { rethrowOom } from './redis-errors.js';
-import { withScripts, type KairosScripts } from './scripts.js';
+import { partitionKeys, type PartitionKeys } from './keys.js';
+import { typedOom } from './redis-errors.js';
+import { kairosPipeline, withScripts, type KairosScripts } from './scripts.js';
 
 export interface LeasesOptions {
   /** Prepended to every key; must match the delay tier's. Default: ''. */
@@ -29,6 +29,23 @@ export interface ReapResult {
 
 export type ClaimOutcome = 'OK' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
 export type RenewOutcome = 'OK' | 'CANCELLED' | 'ZOMBIE';
+export type ReleaseOutcome = 'OK' | 'ZOMBIE';
+
+/** One attempt's end on its worker: `done` once its result is durable, else given up unfinished. */
+export interface AttemptRelease {
+  readonly attempt: AttemptRef;
+  readonly done: boolean;
+}
+
+/** numberOfKeys, then KEYS, then ARGV of a script with a variable number of keys. */
+type ScriptArgs = [number, ...(string | number)[]];
+
+/** The outcome of a single-item call: its value, or its error thrown. */
+function one<R>(settled: readonly PromiseSettledResult<R>[]): R {
+  const [s] = settled;
+  if (s?.status === 'fulfilled') return s.value;
+  throw s?.reason ?? new Error('no outcome from Redis');
+}
 
 /**
  * Leases of running attempts, in the hot set's partition slot: a worker claims an attempt before
@@ -49,50 +66,119 @@ export class Leases {
   }
 
   async claim(a: AttemptRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {
-    try {
-      return (await this.#redis.kairosLeaseClaim(
-        ...this.#leaseArgs(a, workerId, leaseMs),
-        this.#ttl,
-      )) as ClaimOutcome;
-    } catch (err) {
-      rethrowOom(err, `the lease of job ${a.jobId}`);
-    }
+    return one(await this.claimMany([a], workerId, leaseMs));
   }
 
   async renew(a: AttemptRef, workerId: string, leaseMs: number): Promise<RenewOutcome> {
-    return (await this.#redis.kairosLeaseRenew(
-      ...this.#leaseArgs(a, workerId, leaseMs),
-      this.#ttl,
-    )) as RenewOutcome;
-  }
-
-  /** KEYS and ARGV shared by the claim and renew scripts (see their headers). */
-  #leaseArgs(a: AttemptRef, workerId: string, leaseMs: number) {
-    const k = partitionKeys(this.#prefix, a.shard);
-    return [
-      k.attempt(a.jobId),
-      k.leases,
-      k.version(a.jobId),
-      a.jobId,
-      a.fence,
-      a.version,
-      workerId,
-      leaseMs,
-    ] as const;
+    return one(await this.renewMany([a], workerId, leaseMs));
   }
 
   /** Ends the attempt here: `done` once its result is durable, else given up for another worker. */
-  async release(a: AttemptRef, workerId: string, done: boolean): Promise<'OK' | 'ZOMBIE'> {
-    const k = partitionKeys(this.#prefix, a.shard);
-    return (await this.#redis.kairosLeaseRelease(
-      k.attempt(a.jobId),
-      k.leases,
-      a.jobId,
-      a.fence,
-      workerId,
-      done ? 'DONE' : 'RELEASED',
-      this.#ttl,
-    )) as 'OK' | 'ZOMBIE';
+  async release(a: AttemptRef, workerId: string, done: boolean): Promise<ReleaseOutcome> {
+    return one(await this.releaseMany([{ attempt: a, done }], workerId));
+  }
+
+  /**
+   * Claims attempts before they run, in one pipeline of one script call per partition. Each
+   * outcome settles on its own (a partition refused for memory rejects with REDIS_OOM); the
+   * promise rejects only when Redis could not be reached at all.
+   */
+  claimMany(
+    attempts: readonly AttemptRef[],
+    workerId: string,
+    leaseMs: number,
+  ): Promise<PromiseSettledResult<ClaimOutcome>[]> {
+    return this.#leased('kairosLeaseClaim', attempts, workerId, leaseMs);
+  }
+
+  /** Renews running attempts' leases (a heartbeat of all of them), as claimMany does. */
+  renewMany(
+    attempts: readonly AttemptRef[],
+    workerId: string,
+    leaseMs: number,
+  ): Promise<PromiseSettledResult<RenewOutcome>[]> {
+    return this.#leased('kairosLeaseRenew', attempts, workerId, leaseMs);
+  }
+
+  /** Ends attempts on this worker (see release), as claimMany does. */
+  releaseMany(
+    releases: readonly AttemptRelease[],
+    workerId: string,
+  ): Promise<PromiseSettledResult<ReleaseOutcome>[]> {
+    return this.#perPartition(
+      releases,
+      (r) => r.attempt,
+      'kairosLeaseRelease',
+      (k, group) => [
+        1 + group.length,
+        k.leases,
+        ...group.map((r) => k.attempt(r.attempt.jobId)),
+        workerId,
+        this.#ttl,
+        ...group.flatMap((r) => [r.attempt.jobId, r.attempt.fence, r.done ? 'DONE' : 'RELEASED']),
+      ],
+    );
+  }
+
+  /** The claim or renew script on attempts, with the KEYS and ARGV they share (see their headers). */
+  #leased<R>(
+    script: 'kairosLeaseClaim' | 'kairosLeaseRenew',
+    attempts: readonly AttemptRef[],
+    workerId: string,
+    leaseMs: number,
+  ): Promise<PromiseSettledResult<R>[]> {
+    return this.#perPartition(
+      attempts,
+      (a) => a,
+      script,
+      (k, group) => [
+        1 + 2 * group.length,
+        k.leases,
+        ...group.flatMap((a) => [k.attempt(a.jobId), k.version(a.jobId)]),
+        workerId,
+        leaseMs,
+        this.#ttl,
+        ...group.flatMap((a) => [a.jobId, a.fence, a.version]),
+      ],
+    );
+  }
+
+  /**
+   * Runs a lease script once per partition of `items` (a script touches one partition's slot), all
+   * in one pipeline, and hands each item its own outcome, in the order given.
+   */
+  async #perPartition<T, R>(
+    items: readonly T[],
+    attemptOf: (item: T) => AttemptRef,
+    script: 'kairosLeaseClaim' | 'kairosLeaseRenew' | 'kairosLeaseRelease',
+    args: (keys: PartitionKeys, group: T[]) => ScriptArgs,
+  ): Promise<PromiseSettledResult<R>[]> {
+    if (items.length === 0) return [];
+    const byShard = new Map<number, number[]>();
+    items.forEach((item, i) => {
+      const shard = attemptOf(item).shard;
+      byShard.set(shard, [...(byShard.get(shard) ?? []), i]);
+    });
+    const pipeline = kairosPipeline(this.#redis);
+    for (const [shard, indexes] of byShard) {
+      pipeline[script](
+        ...args(
+          partitionKeys(this.#prefix, shard),
+          indexes.map((i) => items[i] as T),
+        ),
+      );
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const out: PromiseSettledResult<R>[] = [];
+    [...byShard.entries()].forEach(([shard, indexes], g) => {
+      const [err, reply] = replies[g] ?? [new Error('no reply from Redis'), null];
+      indexes.forEach((i, j) => {
+        out[i] = err
+          ? { status: 'rejected', reason: typedOom(err, `the leases of partition ${shard}`) }
+          : { status: 'fulfilled', value: (reply as R[])[j] as R };
+      });
+    });
+    return out;
   }
 
   /**

@@ -10,10 +10,14 @@ export function isOomReply(err: unknown): boolean {
   return err instanceof Error && /\bOOM\b/.test(err.message);
 }
 
+/** A refused-for-memory reply as REDIS_OOM (saying what was refused); anything else as is. */
+export function typedOom(err: unknown, what: string): unknown {
+  return isOomReply(err)
+    ? new KairosError('REDIS_OOM', `Redis refused ${what}: out of memory`, { cause: err })
+    : err;
+}
+
 /** Rethrows a refused-for-memory reply as REDIS_OOM (saying what was refused); anything else as is. */
 export function rethrowOom(err: unknown, what: string): never {
-  if (isOomReply(err)) {
-    throw new KairosError('REDIS_OOM', `Redis refused ${what}: out of memory`, { cause: err });
-  }
-  throw err;
+  throw typedOom(err, what);
 }

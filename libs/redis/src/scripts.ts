@@ -14,9 +14,9 @@ const SCRIPTS = {
   kairosCancel: { file: 'cancel.lua', numberOfKeys: 4 },
   kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 3 },
   kairosTrim: { file: 'trim.lua', numberOfKeys: 3 },
-  kairosLeaseClaim: { file: 'lease-claim.lua', numberOfKeys: 3 },
-  kairosLeaseRenew: { file: 'lease-renew.lua', numberOfKeys: 3 },
-  kairosLeaseRelease: { file: 'lease-release.lua', numberOfKeys: 2 },
+  kairosLeaseClaim: { file: 'lease-claim.lua', numberOfKeys: undefined },
+  kairosLeaseRenew: { file: 'lease-renew.lua', numberOfKeys: undefined },
+  kairosLeaseRelease: { file: 'lease-release.lua', numberOfKeys: undefined },
   kairosLeaseReap: { file: 'lease-reap.lua', numberOfKeys: 2 },
   kairosLeaseForget: { file: 'lease-forget.lua', numberOfKeys: 1 },
   kairosHotStats: { file: 'hot-stats.lua', numberOfKeys: 3 },
@@ -44,9 +44,6 @@ export interface KairosScripts {
   kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
   kairosAck(...args: Arg[]): Promise<number>;
   kairosTrim(...args: Arg[]): Promise<number>;
-  kairosLeaseClaim(...args: Arg[]): Promise<string>;
-  kairosLeaseRenew(...args: Arg[]): Promise<string>;
-  kairosLeaseRelease(...args: Arg[]): Promise<string>;
   kairosLeaseReap(...args: Arg[]): Promise<(string | number)[]>;
   kairosLeaseForget(...args: Arg[]): Promise<number>;
   kairosHotStats(...args: Arg[]): Promise<number[]>;
@@ -56,6 +53,19 @@ export interface KairosScripts {
   kairosRateTake(numberOfKeys: number, ...args: Arg[]): Promise<number[]>;
   /** numberOfKeys, then KEYS, then ARGV. */
   kairosRateRefund(numberOfKeys: number, ...args: Arg[]): Promise<number>;
+}
+
+/** Scripts queued on a pipeline (their replies come with exec()); numberOfKeys, then KEYS, then ARGV. */
+export interface KairosPipeline {
+  kairosLeaseClaim(numberOfKeys: number, ...args: Arg[]): KairosPipeline;
+  kairosLeaseRenew(numberOfKeys: number, ...args: Arg[]): KairosPipeline;
+  kairosLeaseRelease(numberOfKeys: number, ...args: Arg[]): KairosPipeline;
+  exec(): Promise<[error: Error | null, reply: unknown][] | null>;
+}
+
+/** A pipeline on a client with the Kairos scripts defined (ioredis gives pipelines its scripts). */
+export function kairosPipeline(redis: Redis & KairosScripts): KairosPipeline {
+  return redis.pipeline() as unknown as KairosPipeline;
 }
 
 /** Defines every Kairos script as a command on the client (idempotent per client). */

@@ -25,8 +25,17 @@ export interface WorkerOptions {
   readonly topicPrefix?: string;
   /** This worker's identity in results and attempts. Default: `<host>-<pid>-<random>`. */
   readonly workerId?: string;
-  /** Partitions whose batches are worked on at once (each waits for its own tasks). Default: 16. */
+  /** Partitions whose fetched batches are handed to the handler pool at once. Default: 16. */
   readonly partitionsConsumedConcurrently?: number;
+  /**
+   * Tasks taken from Kafka and not finished (queued, running, or waiting to be tried again; tasks
+   * held for their due time are not counted) at which the worker stops fetching, until a quarter
+   * of them are through. The worker holds about this many payloads in memory (plus one fetch):
+   * lower it for large payloads. Default: concurrency × 64, at least 4,096, since a fully paused
+   * consumer fetches again only after its fetch wait (a sixth of the session), and the buffer
+   * must keep the handlers busy that long at full speed.
+   */
+  readonly maxBufferedTasks?: number;
   /** Kafka consumer session timeout, ms: how soon a dead worker's undelivered tasks move on. Default: 6,000. */
   readonly sessionTimeoutMs?: number;
   /** How long stop() waits for running handlers before aborting them, ms. Default: 30,000. */
@@ -75,6 +84,7 @@ export interface CompiledWorkerOptions {
   readonly topicPrefix: string;
   readonly workerId: string;
   readonly partitionsConsumedConcurrently: number;
+  readonly maxBufferedTasks: number;
   readonly shutdownTimeoutMs: number;
   readonly sessionTimeoutMs: number;
   readonly redisUrl: string;
@@ -87,6 +97,10 @@ export interface CompiledWorkerOptions {
     { readonly ratio?: number; readonly max?: number; readonly minPerSecond?: number } | false;
   readonly logger: WorkerLogger;
 }
+
+/** Default buffer: this many tasks per handler slot, and at least MIN_BUFFERED_TASKS. */
+const BUFFERED_PER_SLOT = 64;
+const MIN_BUFFERED_TASKS = 4096;
 
 const silent: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -120,11 +134,21 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     throw new RangeError(`onZombie must be 'shutdown' or 'continue', got ${String(onZombie)}`);
   }
   const prefix = o.topicPrefix ?? '';
+  const concurrency = positiveInt('concurrency', o.concurrency ?? 10);
+  const maxBufferedTasks = positiveInt(
+    'maxBufferedTasks',
+    o.maxBufferedTasks ?? Math.max(concurrency * BUFFERED_PER_SLOT, MIN_BUFFERED_TASKS),
+  );
+  if (maxBufferedTasks < concurrency) {
+    throw new RangeError(
+      `maxBufferedTasks must be at least concurrency (${concurrency}), got ${maxBufferedTasks}`,
+    );
+  }
   return {
     brokers: o.brokers,
     registryUrl: o.registryUrl,
     resourceClasses: classes,
-    concurrency: positiveInt('concurrency', o.concurrency ?? 10),
+    concurrency,
     groupId: o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`,
     topicPrefix: prefix,
     workerId: o.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
@@ -132,6 +156,7 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
       'partitionsConsumedConcurrently',
       o.partitionsConsumedConcurrently ?? 16,
     ),
+    maxBufferedTasks,
     shutdownTimeoutMs: positiveInt('shutdownTimeoutMs', o.shutdownTimeoutMs ?? 30_000),
     sessionTimeoutMs: positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS),
     redisUrl: o.redisUrl,

@@ -2,33 +2,30 @@ import type { AvroCodec } from '@kairos/kafka';
 import { HEADERS } from '@kairos/kafka';
 import type { TaskResultRecord } from '@kairos/schemas';
 import type { Message, Producer } from 'kafkajs';
-
-interface Pending {
-  readonly message: Message;
-  readonly done: () => void;
-  readonly fail: (err: unknown) => void;
-}
+import { TickBatch } from './tick-batch.js';
 
 /**
- * Publishes attempt results in small batches: results finishing within a few milliseconds share
- * one produce request. Each publish resolves once Kafka acknowledged it (acks=all).
+ * Publishes attempt results in small batches: results finishing in the same tick (or while the
+ * previous request is under way) share one produce request. Each publish resolves once Kafka
+ * acknowledged it (acks=all).
  */
 export class ResultPublisher {
-  readonly #producer: Producer;
   readonly #codec: AvroCodec;
   readonly #topic: string;
-  #queue: Pending[] = [];
-  #flushing = false;
+  readonly #batch: TickBatch<Message, void>;
 
   constructor(producer: Producer, codec: AvroCodec, topic: string) {
-    this.#producer = producer;
     this.#codec = codec;
     this.#topic = topic;
+    this.#batch = new TickBatch<Message, void>(async (messages) => {
+      await producer.send({ topic, acks: -1, messages });
+      return messages.map(() => ({ status: 'fulfilled', value: undefined }));
+    });
   }
 
   async publish(result: TaskResultRecord): Promise<void> {
     const value = await this.#codec.encode(this.#topic, result);
-    const message: Message = {
+    return this.#batch.add({
       key: result.job_id,
       value,
       headers: {
@@ -39,29 +36,6 @@ export class ResultPublisher {
         [HEADERS.attempt]: String(result.attempt),
         [HEADERS.dueAt]: String(result.due_at),
       },
-    };
-    return new Promise<void>((done, fail) => {
-      this.#queue.push({ message, done, fail });
-      if (!this.#flushing) {
-        this.#flushing = true;
-        void this.#flush();
-      }
     });
-  }
-
-  async #flush(): Promise<void> {
-    // Let results that finish in the same tick join this request.
-    await new Promise((r) => setImmediate(r));
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      try {
-        await this.#producer.send({ topic: this.#topic, acks: -1, messages: batch.map((p) => p.message) });
-        for (const p of batch) p.done();
-      } catch (err) {
-        for (const p of batch) p.fail(err);
-      }
-    }
-    this.#flushing = false;
   }
 }

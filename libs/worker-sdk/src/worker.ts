@@ -1,84 +1,143 @@
 import { isKairosError } from '@kairos/core';
-import { AvroCodec, createKafka, createRegistryClient, groupMemberConfig, topicNames } from '@kairos/kafka';
+import {
+  AvroCodec,
+  createKafka,
+  createRegistryClient,
+  HandoffConsumer,
+  topicNames,
+  type Assignment,
+} from '@kairos/kafka';
 import { Leases } from '@kairos/redis';
 import { Redis } from 'ioredis';
-import { SCHEMAS, type TaskDispatchRecord, type TaskResultRecord } from '@kairos/schemas';
-import type { Batch, Consumer, KafkaMessage, Producer } from 'kafkajs';
+import { SCHEMAS, type TaskDispatchRecord } from '@kairos/schemas';
+import type { KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
-import { AttemptLease } from './attempt-lease.js';
-import { taskContext, type Handler } from './context.js';
-import { ZombieWriteSuppressed } from './errors.js';
-import { describeFailure, PermanentError } from './failures.js';
+import { Heartbeats } from './attempt-lease.js';
+import { AttemptRunner } from './attempt-runner.js';
+import type { PartitionWatermark } from './commit-watermark.js';
+import type { Handler } from './context.js';
+import type { ZombieWriteSuppressed } from './errors.js';
+import { BatchedLeases } from './lease-batches.js';
+import { OffsetCommits } from './offset-commits.js';
 import { compileWorkerOptions, type CompiledWorkerOptions, type WorkerOptions } from './options.js';
 import { ResultPublisher } from './results.js';
+import { TaskPool, type Task, type TaskEnd } from './task-pool.js';
 
-interface Task {
-  readonly dispatch: TaskDispatchRecord;
-  /** Settles when the attempt's result is acknowledged by Kafka (or could not be published). */
-  readonly durable: (ok: boolean) => void;
+export { NO_HANDLER } from './attempt-runner.js';
+
+/** How long a task whose value could not be decoded yet (registry unreachable) waits, ms. */
+const DECODE_RETRY_MS = 500;
+
+/** Least time between two offset commits, ms: the finishes of a burst share one commit. */
+const COMMIT_INTERVAL_MS = 100;
+
+/** How long stop() waits for its last offset commit, ms (the broker may be gone). */
+const FINAL_COMMIT_WAIT_MS = 5_000;
+
+/** A task taken from a partition this worker owns (or owned). */
+interface TakenTask extends Task {
+  readonly source: PartitionWatermark;
 }
 
-/** How long a task whose claim failed (Redis unreachable) waits before claiming again, ms. */
-const CLAIM_RETRY_MS = 500;
+/** An attempt taken here and not ended; its copies taken meanwhile end with it. */
+interface TakenAttempt {
+  readonly task: TakenTask;
+  readonly done: Promise<boolean>;
+  readonly end: (done: boolean) => void;
+}
 
-/** How long a task refused by the breaker or the retry budget waits before asking again, ms. */
-const ADMISSION_RETRY_MS = 250;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Error class reported for a task whose job type has no registered handler. */
-export const NO_HANDLER = 'NO_HANDLER';
+/** Resolves true if `p` settles within `ms`, false otherwise. */
+const within = (p: Promise<unknown>, ms: number) =>
+  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
 /**
  * A Kairos worker. Subscribes to the task topics of its resource classes, runs the handler
  * registered for each task's job type with bounded concurrency, never before the task's due
- * time, and publishes each attempt's result. The consumer callback hands each batch's tasks to
- * the handler pool and, while they run, only heartbeats (so the group membership stays alive
- * however long a handler runs); a message's offset is resolved, and then committed by the
- * consumer, only once it and every message before it has its result acknowledged by Kafka.
- * Partitions are consumed concurrently, so one slow task holds back only its own partition.
+ * time, and publishes each attempt's result. The consumer callback only hands tasks to the
+ * handler pool and returns, so a long task holds back only its own slot (not the tasks behind it
+ * in its partition) and a rebalance never waits for handlers. Each partition is committed up to its watermark: the first
+ * task whose result is not durable yet. Too many tasks taken and not finished pause consumption.
  */
 export class Worker {
   readonly #o: CompiledWorkerOptions;
   readonly #handlers = new Map<string, Handler>();
-  readonly #consumer: Consumer;
+  readonly #consumer: HandoffConsumer;
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
-  readonly #results: ResultPublisher;
   readonly #redis: Redis;
-  readonly #leases: Leases;
   readonly #admission: Admission;
-  #zombies = 0;
-  readonly #queue: Task[] = [];
+  readonly #commits: OffsetCommits;
+  readonly #pool: TaskPool<TakenTask>;
   readonly #abort = new AbortController();
-  readonly #idle = new Set<() => void>();
-  #held = 0;
-  #running = 0;
+  readonly #attempts = new Map<string, TakenAttempt>();
+  /** Tasks taken from Kafka and not ended here. */
+  #taken = 0;
+  #zombies = 0;
   #started = false;
   #stopping = false;
   #stopped: Promise<void> | undefined;
 
   constructor(options: WorkerOptions) {
     this.#o = compileWorkerOptions(options);
-    const kafka = createKafka({ brokers: this.#o.brokers, clientId: `kairos-worker-${this.#o.workerId}` });
-    this.#consumer = kafka.consumer(
-      groupMemberConfig({ groupId: this.#o.groupId, sessionTimeoutMs: this.#o.sessionTimeoutMs }),
-    );
-    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    this.#codec = new AvroCodec(createRegistryClient({ url: this.#o.registryUrl }));
-    // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
-    this.#redis = new Redis(this.#o.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
-    this.#redis.on('error', (err: Error) => this.#o.logger.warn({ err }, 'redis error'));
-    this.#leases = new Leases(this.#redis, { keyPrefix: this.#o.redisKeyPrefix });
-    this.#admission = new Admission({
-      breaker: this.#o.breaker,
-      retryBudget: this.#o.retryBudget,
-      onBreakerChange: (jobType, from, to) =>
-        this.#o.logger.warn({ jobType, from, to }, `circuit breaker of ${jobType} is ${to}`),
+    const o = this.#o;
+    const kafka = createKafka({ brokers: o.brokers, clientId: `kairos-worker-${o.workerId}` });
+    this.#consumer = new HandoffConsumer({
+      kafka,
+      groupId: o.groupId,
+      sessionTimeoutMs: o.sessionTimeoutMs,
+      topics: o.resourceClasses.map((rc) => topicNames(o.topicPrefix).tasks(rc)),
+      partitionsConsumedConcurrently: o.partitionsConsumedConcurrently,
+      take: (topic, partition, messages) => this.#take(topic, partition, messages),
+      onAssignment: (a) => this.#onAssignment(a),
+      onRebalancing: () => this.#commitNow(),
+      onCrash: (err, restart) => o.logger.error({ err, restart }, 'task consumer crashed'),
     });
-    this.#results = new ResultPublisher(
-      this.#producer,
-      this.#codec,
-      topicNames(this.#o.topicPrefix).taskResults,
-    );
+    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.#codec = new AvroCodec(createRegistryClient({ url: o.registryUrl }));
+    // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
+    this.#redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+    this.#redis.on('error', (err: Error) => o.logger.warn({ err }, 'redis error'));
+    this.#admission = new Admission({
+      breaker: o.breaker,
+      retryBudget: o.retryBudget,
+      onBreakerChange: (jobType, from, to) =>
+        o.logger.warn({ jobType, from, to }, `circuit breaker of ${jobType} is ${to}`),
+    });
+    this.#commits = new OffsetCommits({
+      commit: (offsets) => this.#consumer.commit(offsets),
+      intervalMs: COMMIT_INTERVAL_MS,
+      onError: (err) => o.logger.warn({ err }, 'offsets not committed yet; retrying'),
+    });
+    this.#pool = this.#createPool();
+  }
+
+  #createPool(): TaskPool<TakenTask> {
+    const o = this.#o;
+    const runner = new AttemptRunner({
+      workerId: o.workerId,
+      handlers: this.#handlers,
+      admission: this.#admission,
+      leases: new BatchedLeases(
+        new Leases(this.#redis, { keyPrefix: o.redisKeyPrefix }),
+        o.workerId,
+        o.leaseMs,
+      ),
+      heartbeats: new Heartbeats(o.heartbeatMs),
+      results: new ResultPublisher(this.#producer, this.#codec, topicNames(o.topicPrefix).taskResults),
+      shutdown: this.#abort.signal,
+      logger: o.logger,
+      onZombie: (err) => this.#zombie(err),
+    });
+    return new TaskPool<TakenTask>({
+      concurrency: o.concurrency,
+      run: (task) => runner.run(task),
+      onEnd: (task, end) => this.#taskEnded(task, end),
+      onEarlyChange: () => this.#backpressure(),
+      onError: (err, task) =>
+        o.logger.error({ err, jobId: task.dispatch.job_id }, 'task failed unexpectedly; retrying'),
+    });
   }
 
   get workerId(): string {
@@ -109,18 +168,11 @@ export class Worker {
     await this.#codec.register(names.taskResults, SCHEMAS.taskResult);
     await this.#redis.connect();
     await this.#producer.connect();
-    await this.#consumer.connect();
-    const topics = this.#o.resourceClasses.map((rc) => names.tasks(rc));
-    this.#consumer.on(this.#consumer.events.GROUP_JOIN, (e) => {
-      this.#o.logger.info({ assignment: e.payload.memberAssignment }, 'worker joined its group');
-    });
-    await this.#consumer.subscribe({ topics, fromBeginning: true });
-    await this.#consumer.run({
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.#o.partitionsConsumedConcurrently,
-      eachBatch: (payload) => this.#batch(payload),
-    });
-    this.#o.logger.info({ workerId: this.#o.workerId, topics, groupId: this.#o.groupId }, 'worker started');
+    await this.#consumer.start();
+    this.#o.logger.info(
+      { workerId: this.#o.workerId, classes: this.#o.resourceClasses, groupId: this.#o.groupId },
+      'worker started',
+    );
   }
 
   /** Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits, leaves. */
@@ -135,258 +187,142 @@ export class Worker {
     this.#started = false;
     this.#stopping = true;
     try {
-      this.#consumer.pause(
-        this.#o.resourceClasses.map((rc) => ({ topic: topicNames(this.#o.topicPrefix).tasks(rc) })),
-      );
+      this.#consumer.pause();
       // Tasks not started yet are not started now; they are delivered again after we leave.
-      for (const task of this.#queue.splice(0)) task.durable(false);
-      const within = (ms: number) =>
-        Promise.race([
-          this.#whenIdle().then(() => true),
-          new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
-        ]);
-      if (!(await within(this.#o.shutdownTimeoutMs))) {
+      this.#pool.close();
+      if (!(await within(this.#pool.whenIdle(), this.#o.shutdownTimeoutMs))) {
         this.#abort.abort(new Error('worker stopping'));
         // A handler that ignores its abort signal cannot hold shutdown forever.
-        if (!(await within(5_000)))
-          this.#o.logger.warn({ running: this.#running }, 'handlers still running at exit');
+        if (!(await within(this.#pool.whenIdle(), 5_000)))
+          this.#o.logger.warn({ running: this.#pool.running }, 'handlers still running at exit');
       }
+      // What finished is committed before we leave (a stopped consumer commits nothing).
+      await within(this.#commits.flush().catch(this.#commitFailed), FINAL_COMMIT_WAIT_MS);
     } finally {
-      await this.#consumer.disconnect().catch(() => undefined);
+      this.#commits.close();
+      await this.#consumer.stop().catch(() => undefined);
       await this.#producer.disconnect().catch(() => undefined);
       await this.#redis.quit().catch(() => this.#redis.disconnect());
     }
     this.#o.logger.info({ workerId: this.#o.workerId }, 'worker stopped');
   }
 
-  async #batch({
-    batch,
-    resolveOffset,
-    heartbeat,
-    isRunning,
-    isStale,
-  }: {
-    batch: Batch;
-    resolveOffset: (offset: string) => void;
-    heartbeat: () => Promise<void>;
-    isRunning: () => boolean;
-    isStale: () => boolean;
-  }): Promise<void> {
-    const submitted: { offset: string; durable: Promise<boolean> }[] = [];
-    for (const message of batch.messages) {
-      if (!isRunning() || isStale()) break;
-      submitted.push({
-        offset: message.offset,
-        durable: this.#submit(batch.topic, batch.partition, message),
-      });
+  /** The consumer's callback: takes a batch's tasks and returns at once (they run in the pool). */
+  #take(topic: string, partition: number, messages: readonly KafkaMessage[]): number {
+    if (this.#stopping) return 0;
+    const w = this.#commits.watermark(topic, partition);
+    if (!w) return 0; // fetched before a rebalance took the partition away
+    for (const message of messages) {
+      // Fetched again after a rebalance that left the partition here: running or finished already.
+      if (w.accept(message.offset) !== 'new') continue;
+      this.#taken++;
+      void this.#intake(w, topic, message);
     }
-    for (const { offset, durable } of submitted) {
-      // Wait for this message's result; heartbeat meanwhile so the group keeps the membership.
-      for (;;) {
-        const settled = await Promise.race([
-          durable,
-          new Promise<'tick'>((r) => setTimeout(() => r('tick'), 1000)),
-        ]);
-        if (settled === 'tick') {
-          // A rebalance is under way: stop holding the group up. What is resolved so far gets
-          // committed; the rest is delivered again to whoever owns the partition next.
-          if (!isRunning() || isStale()) return;
-          await heartbeat().catch(() => undefined);
-          continue;
-        }
-        if (!settled && this.#stopping) return; // leaving: redelivered to the next owner
-        if (!settled) {
-          // Not durable: leave it and the rest unresolved; they are delivered again.
-          throw new Error(`result of ${batch.topic}/${batch.partition}@${offset} was not published`);
-        }
-        break;
-      }
-      resolveOffset(offset);
-    }
-    await heartbeat().catch(() => undefined);
+    this.#backpressure();
+    return messages.length;
   }
 
-  /** Decodes a task and queues it (holding it until its due time); resolves when its result is durable. */
-  async #submit(topic: string, partition: number, message: KafkaMessage): Promise<boolean> {
-    let dispatch: TaskDispatchRecord;
-    try {
-      dispatch = (await this.#codec.decode(topic, message.value ?? Buffer.alloc(0))) as TaskDispatchRecord;
-    } catch (err) {
-      if (!isKairosError(err, 'UNDECODABLE')) {
-        // The registry is unreachable: not this task's fault; the batch is retried.
-        this.#o.logger.warn(
-          { err, topic, partition, offset: message.offset },
-          'task not decoded yet; retrying',
-        );
-        return false;
-      }
-      // A value that can never decode cannot be run; skipping keeps the partition moving.
-      this.#o.logger.error({ err, topic, partition, offset: message.offset }, 'undecodable task skipped');
-      return true;
-    }
-    return new Promise<boolean>((durable) => {
-      const task: Task = { dispatch, durable };
-      // Never early: a task that arrives before its due time waits for it (outside the queue).
-      this.#whenDue(task);
-    });
-  }
-
-  /** Keeps a task out of the queue for `ms` (not due yet, or not admitted now). */
-  #hold(task: Task, ms: number): void {
-    this.#held++;
-    setTimeout(() => {
-      this.#held--;
-      if (this.#stopping) task.durable(false);
-      else this.#enqueue(task);
-    }, ms);
-  }
-
-  /** Enqueues a task once its due time has passed on this clock (timers may fire a little early). */
-  #whenDue(task: Task): void {
-    const wait = task.dispatch.due_at - Date.now();
-    if (wait <= 0) {
-      this.#enqueue(task);
+  /** Decodes a taken message into a task for the pool (or ends it: undecodable, left, run already). */
+  async #intake(w: PartitionWatermark, topic: string, message: KafkaMessage): Promise<void> {
+    const dispatch = await this.#decode(w, topic, message);
+    if (dispatch === 'undecodable' || dispatch === undefined) {
+      this.#ended(w, message.offset, dispatch === 'undecodable' ? 'done' : 'abandoned');
       return;
     }
-    this.#held++;
-    setTimeout(() => {
-      this.#held--;
-      if (this.#stopping) task.durable(false);
-      else this.#whenDue(task);
-    }, wait);
-  }
-
-  #enqueue(task: Task): void {
-    this.#queue.push(task);
-    this.#pump();
-  }
-
-  #pump(): void {
-    while (this.#running < this.#o.concurrency && this.#queue.length > 0) {
-      const task = this.#queue.shift();
-      if (!task) break;
-      this.#running++;
-      void this.#run(task).finally(() => {
-        this.#running--;
-        this.#pump();
-        if (this.#inFlight() === 0) for (const resolve of this.#idle) resolve();
-      });
-    }
-  }
-
-  async #run(task: Task): Promise<void> {
-    const d = task.dispatch;
-    if (!this.#admission.admit(d.job_type, d.attempt)) {
-      // The breaker is open (or slowly starting) or the retry budget is spent: not now. The task
-      // waits here and asks again; it is not run, so it uses none of the job's attempts.
-      this.#hold(task, ADMISSION_RETRY_MS);
-      return;
-    }
-    const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version };
-    let claim: string;
-    try {
-      claim = await this.#leases.claim(ref, this.#o.workerId, this.#o.leaseMs);
-    } catch (err) {
-      if (isKairosError(err, 'REDIS_OOM')) {
-        // Redis is out of memory: the delay tier runs those partitions from PostgreSQL, and the
-        // job must not wait for memory. It runs without a lease (no reaping, no zombie check);
-        // the tracker still fences its result by the job's current fence.
-        this.#o.logger.warn({ jobId: d.job_id }, 'Redis out of memory: running the attempt without a lease');
-        claim = 'UNLEASED';
-      } else {
-        // No lease, no run yet: Redis is unreachable (a restart, a failover). The task waits here
-        // and claims again shortly; failing the batch instead would restart the consumer and stall
-        // the partition for a rejoin.
-        this.#o.logger.warn({ err, jobId: d.job_id }, 'could not claim the attempt yet; retrying');
-        this.#hold(task, CLAIM_RETRY_MS);
+    const key = `${dispatch.job_id}/${dispatch.fence}`;
+    // The same attempt taken before and not ended (its partition was revoked, then came back):
+    // it does not run twice; this copy ends with it, or runs if that one was left unrun.
+    for (let copy = this.#attempts.get(key); copy; copy = this.#attempts.get(key)) {
+      if (await copy.done) {
+        this.#ended(w, message.offset, 'done');
         return;
       }
     }
-    if (claim !== 'OK' && claim !== 'UNLEASED') {
-      // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done, or
-      // running on another worker: nothing to run here.
-      this.#o.logger.info({ jobId: d.job_id, fence: d.fence, claim }, 'task discarded');
-      task.durable(true);
-      return;
-    }
-    const attempt = new AbortController();
-    const onShutdown = () => attempt.abort(this.#abort.signal.reason);
-    this.#abort.signal.addEventListener('abort', onShutdown, { once: true });
-    const lease = new AttemptLease(ref, claim === 'OK', {
-      leases: this.#leases,
-      workerId: this.#o.workerId,
-      leaseMs: this.#o.leaseMs,
-      heartbeatMs: this.#o.heartbeatMs,
-      onStop: (reason) => {
-        attempt.abort(reason);
-        if (reason instanceof ZombieWriteSuppressed) this.#zombie(reason);
-      },
-      onError: (err) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease renewal failed'),
-    });
-    lease.start();
-    const startedAt = Date.now();
-    let error: TaskResultRecord['error'] = null;
-    const handler = this.#handlers.get(d.job_type);
-    if (!handler) {
-      error = {
-        ...describeFailure(
-          new PermanentError(`no handler for job type "${d.job_type}" on ${this.#o.workerId}`),
-        ),
-        error_class: NO_HANDLER,
-      };
-    } else {
-      try {
-        await handler(
-          JSON.parse(d.payload) as unknown,
-          taskContext(d, attempt.signal, () => lease.renew()),
-        );
-      } catch (err) {
-        error = describeFailure(err);
-      }
-      if (!lease.stopped && !this.#abort.signal.aborted) {
-        this.#admission.record(
-          d.job_type,
-          error !== null && (error.failure_class === 'transient' || error.failure_class === 'throttled'),
-        );
-      }
-    }
-    this.#abort.signal.removeEventListener('abort', onShutdown);
-    if (this.#abort.signal.aborted && error !== null && !lease.stopped) {
-      // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
-      // again to the next worker.
-      await lease.release(false).catch(() => undefined);
-      task.durable(false);
-      return;
-    }
-    const result: TaskResultRecord = {
-      job_id: d.job_id,
-      tenant_id: d.tenant_id,
-      attempt: d.attempt,
-      fence: d.fence,
-      epoch: d.epoch,
-      shard: d.shard,
-      outcome: error ? 'FAILED' : 'SUCCEEDED',
-      error,
-      worker_id: this.#o.workerId,
-      due_at: d.due_at,
-      started_at: startedAt,
-      finished_at: Date.now(),
-    };
-    try {
-      // Published even by a zombie: the tracker suppresses it (stale fence) and counts it.
-      await this.#results.publish(result);
-    } catch (err) {
-      // Left unresolved: the task is delivered again (at least once).
-      this.#o.logger.error({ err, jobId: d.job_id }, 'result not published; the task will be redelivered');
-      await lease.release(false).catch(() => undefined);
-      task.durable(false);
-      return;
-    }
-    await lease
-      .release(true)
-      .catch((err: unknown) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease release failed'));
-    task.durable(true);
+    const task: TakenTask = { dispatch, source: w, offset: message.offset };
+    let end: (done: boolean) => void = () => undefined;
+    const done = new Promise<boolean>((r) => (end = r));
+    this.#attempts.set(key, { task, done, end });
+    this.#pool.submit(task);
   }
+
+  /** The task of a message; 'undecodable' if it never can be; undefined once not ours to run. */
+  async #decode(
+    w: PartitionWatermark,
+    topic: string,
+    message: KafkaMessage,
+  ): Promise<TaskDispatchRecord | 'undecodable' | undefined> {
+    const where = { topic, partition: w.partition, offset: message.offset };
+    for (;;) {
+      try {
+        return (await this.#codec.decode(topic, message.value ?? Buffer.alloc(0))) as TaskDispatchRecord;
+      } catch (err) {
+        if (isKairosError(err, 'UNDECODABLE')) {
+          // A value that can never decode cannot be run; skipping keeps the partition moving.
+          this.#o.logger.error({ err, ...where }, 'undecodable task skipped');
+          return 'undecodable';
+        }
+        // The registry is unreachable: not this task's fault; it is decoded again shortly.
+        this.#o.logger.warn({ err, ...where }, 'task not decoded yet; retrying');
+      }
+      await sleep(DECODE_RETRY_MS);
+      if (this.#stopping || w.revoked) return undefined;
+    }
+  }
+
+  #taskEnded(task: TakenTask, end: TaskEnd): void {
+    const key = `${task.dispatch.job_id}/${task.dispatch.fence}`;
+    const taken = this.#attempts.get(key);
+    if (taken?.task === task) {
+      this.#attempts.delete(key);
+      taken.end(end === 'done');
+    }
+    this.#ended(task.source, task.offset, end);
+  }
+
+  /** A taken message is through here: done ones move their partition's watermark. */
+  #ended(w: PartitionWatermark, offset: string, end: TaskEnd): void {
+    this.#taken--;
+    if (end === 'done') this.#commits.finished(w, offset);
+    this.#backpressure();
+  }
+
+  /**
+   * Pauses consumption while too many tasks wait or run; resumes once a quarter of them are
+   * through, so the pool still has work for the fetch wait of a consumer that was fully paused.
+   */
+  #backpressure(): void {
+    if (this.#stopping) return;
+    const max = this.#o.maxBufferedTasks;
+    const buffered = this.#taken - this.#pool.early;
+    if (!this.#consumer.paused && buffered >= max) {
+      this.#consumer.pause();
+      this.#o.logger.info({ buffered }, 'task consumption paused: the handler pool is behind');
+    } else if (this.#consumer.paused && buffered <= (max * 3) / 4) {
+      this.#consumer.resume();
+      this.#o.logger.info({ buffered }, 'task consumption resumed');
+    }
+  }
+
+  #onAssignment(assignment: Assignment): void {
+    const revoked = this.#commits.assign(assignment);
+    // Their tasks not started yet go to the next owner; running ones finish here, uncommitted.
+    if (revoked.length > 0) this.#pool.purgeRevoked();
+    this.#o.logger.info(
+      {
+        assignment: Object.fromEntries([...assignment].map(([t, ps]) => [t, [...ps]])),
+        revoked: revoked.map((w) => `${w.topic}/${w.partition}`),
+      },
+      'worker joined its group',
+    );
+  }
+
+  #commitNow(): void {
+    this.#commits.flush().catch(this.#commitFailed);
+  }
+
+  readonly #commitFailed = (err: unknown): void => {
+    this.#o.logger.warn({ err }, 'offsets not committed');
+  };
 
   /** This worker's attempt was superseded: count it and, by default, leave gracefully. */
   #zombie(err: ZombieWriteSuppressed): void {
@@ -395,20 +331,5 @@ export class Worker {
     if (this.#o.onZombie === 'shutdown' && !this.#stopping) {
       this.stop().catch((e: unknown) => this.#o.logger.error({ err: e }, 'shutdown after zombie failed'));
     }
-  }
-
-  #inFlight(): number {
-    return this.#running + this.#queue.length + this.#held;
-  }
-
-  #whenIdle(): Promise<void> {
-    if (this.#inFlight() === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#idle.delete(done);
-        resolve();
-      };
-      this.#idle.add(done);
-    });
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Worker } from '@kairos/worker-sdk';
+import { compileWorkerOptions } from '../src/options.js';
 
 const base = {
   brokers: ['127.0.0.1:9092'],
@@ -19,6 +20,8 @@ describe('worker options', () => {
     [{ ...base, leaseMs: 50 }, /leaseMs/],
     [{ ...base, leaseMs: 3000, heartbeatMs: 3000 }, /heartbeatMs/],
     [{ ...base, onZombie: 'panic' as 'shutdown' }, /onZombie/],
+    [{ ...base, maxBufferedTasks: 0 }, /maxBufferedTasks/],
+    [{ ...base, concurrency: 20, maxBufferedTasks: 10 }, /maxBufferedTasks must be at least concurrency/],
   ])('rejects %j', (options, message) => {
     expect(() => new Worker(options)).toThrow(message);
   });
@@ -26,5 +29,11 @@ describe('worker options', () => {
   test('one handler per job type', () => {
     const w = new Worker(base).handle('a', () => undefined);
     expect(() => w.handle('a', () => undefined)).toThrow(/already registered/);
+  });
+
+  test('the task buffer defaults to 64 per handler slot, at least 4,096', () => {
+    expect(compileWorkerOptions(base).maxBufferedTasks).toBe(4096);
+    expect(compileWorkerOptions({ ...base, concurrency: 100 }).maxBufferedTasks).toBe(6400);
+    expect(compileWorkerOptions({ ...base, maxBufferedTasks: 50 }).maxBufferedTasks).toBe(50);
   });
 });

@@ -1,28 +1,38 @@
 --[[
-  lease-release: the attempt ended on this worker. 'DONE' when its result is durable (a
-  redelivered copy of the task is then skipped); 'RELEASED' when it was given up unfinished
-  (shutdown), so the redelivered task may be claimed again by the next worker.
+  lease-release: attempts of one partition ended on this worker (those finishing together are
+  released in one call per partition). 'DONE' when an attempt's result is durable (a redelivered
+  copy of the task is then skipped); 'RELEASED' when it was given up unfinished (shutdown), so the
+  redelivered task may be claimed again by the next worker.
 
   A missing record (Redis lost its data) or one of an older fence is not a newer attempt: the
   end is recorded as if this worker still held it. Only a record of a higher fence, or of this
   fence finished, reaped or held by another worker, makes this worker a zombie.
 
-  KEYS[1] attempt  STRING  "<fence>|<state>|<worker>"
-  KEYS[2] leases   ZSET    job id -> lease expiry (ms)
-  ARGV[1] job id
-  ARGV[2] fence
-  ARGV[3] worker id
-  ARGV[4] new state: DONE or RELEASED
-  ARGV[5] TTL of the attempt key, seconds
-  Returns: 'OK', or 'ZOMBIE' if this worker no longer held the attempt (nothing changed).
+  KEYS[1]    leases   ZSET    job id -> lease expiry (ms)
+  KEYS[i+1]  attempt  STRING  "<fence>|<state>|<worker>" of job i
+  ARGV[1] worker id
+  ARGV[2] TTL of the attempt keys, seconds
+  ARGV[3i]   job id i
+  ARGV[3i+1] fence of attempt i
+  ARGV[3i+2] new state of attempt i: DONE or RELEASED
+  Returns: { outcome 1, outcome 2, ... } in job order, each 'OK', or 'ZOMBIE' if this worker no
+  longer held that attempt (nothing changed for it).
 ]]
-local cur = redis.call('GET', KEYS[1])
-if cur ~= ARGV[2] .. '|RUNNING|' .. ARGV[3] then
-  local f = cur and tonumber(string.match(cur, '^(%d+)|')) or nil
-  if f and f >= tonumber(ARGV[2]) then
-    return 'ZOMBIE'
+local function release(attemptKey, id, fence, state)
+  local cur = redis.call('GET', attemptKey)
+  if cur ~= fence .. '|RUNNING|' .. ARGV[1] then
+    local f = cur and tonumber(string.match(cur, '^(%d+)|')) or nil
+    if f and f >= tonumber(fence) then
+      return 'ZOMBIE'
+    end
   end
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('SET', attemptKey, fence .. '|' .. state .. '|' .. ARGV[1], 'EX', ARGV[2])
+  return 'OK'
 end
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[4] .. '|' .. ARGV[3], 'EX', ARGV[5])
-return 'OK'
+
+local out = {}
+for i = 1, #KEYS - 1 do
+  out[i] = release(KEYS[i + 1], ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2])
+end
+return out

@@ -1,0 +1,182 @@
+import { isKairosError } from '@kairos/core';
+import type { AttemptRef } from '@kairos/redis';
+import type { TaskDispatchRecord, TaskResultRecord } from '@kairos/schemas';
+import type { Admission } from './admission.js';
+import { AttemptLease, type Heartbeats } from './attempt-lease.js';
+import { taskContext, type Handler } from './context.js';
+import { ZombieWriteSuppressed } from './errors.js';
+import { describeFailure, PermanentError } from './failures.js';
+import type { BatchedLeases } from './lease-batches.js';
+import type { WorkerLogger } from './options.js';
+import type { ResultPublisher } from './results.js';
+import type { RunOutcome, Task } from './task-pool.js';
+
+/** How long a task whose claim failed (Redis unreachable) waits before claiming again, ms. */
+const CLAIM_RETRY_MS = 500;
+
+/** How long a task refused by the breaker or the retry budget waits before asking again, ms. */
+const ADMISSION_RETRY_MS = 250;
+
+/** How long a task whose result could not be published waits before it runs again here, ms. */
+const PUBLISH_RETRY_MS = 1000;
+
+/** Error class reported for a task whose job type has no registered handler. */
+export const NO_HANDLER = 'NO_HANDLER';
+
+export interface AttemptRunnerOptions {
+  readonly workerId: string;
+  readonly handlers: ReadonlyMap<string, Handler>;
+  readonly admission: Admission;
+  readonly leases: BatchedLeases;
+  readonly heartbeats: Heartbeats;
+  readonly results: ResultPublisher;
+  /** Aborted when the worker stops past its shutdown timeout. */
+  readonly shutdown: AbortSignal;
+  readonly logger: WorkerLogger;
+  readonly onZombie: (err: ZombieWriteSuppressed) => void;
+}
+
+type Claim = 'OK' | 'UNLEASED' | 'RETRY' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
+
+/**
+ * Runs one attempt: admission, lease claim, the handler (its lease renewed meanwhile), the result
+ * published, the lease released once the result is durable.
+ */
+export class AttemptRunner {
+  readonly #o: AttemptRunnerOptions;
+
+  constructor(options: AttemptRunnerOptions) {
+    this.#o = options;
+  }
+
+  async run(task: Task): Promise<RunOutcome> {
+    const d = task.dispatch;
+    if (!this.#o.admission.admit(d.job_type, d.attempt)) {
+      // The breaker is open (or slowly starting) or the retry budget is spent: not now. The task
+      // waits here and asks again; it is not run, so it uses none of the job's attempts.
+      return { againInMs: ADMISSION_RETRY_MS };
+    }
+    const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version };
+    const claim = await this.#claim(ref);
+    if (claim === 'RETRY') return { againInMs: CLAIM_RETRY_MS };
+    if (claim !== 'OK' && claim !== 'UNLEASED') {
+      // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done, or
+      // running on another worker: nothing to run here.
+      this.#o.logger.info({ jobId: d.job_id, fence: d.fence, claim }, 'task discarded');
+      return { end: 'done' };
+    }
+    const attempt = new AbortController();
+    const lease = new AttemptLease(ref, claim === 'OK', {
+      leases: this.#o.leases,
+      heartbeats: this.#o.heartbeats,
+      onStop: (reason) => {
+        attempt.abort(reason);
+        if (reason instanceof ZombieWriteSuppressed) this.#o.onZombie(reason);
+      },
+      onError: (err) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease renewal failed'),
+    });
+    lease.start();
+    const startedAt = Date.now();
+    const error = await this.#execute(d, lease, attempt);
+    if (this.#o.shutdown.aborted && error !== null && !lease.stopped) {
+      // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
+      // again to the next worker.
+      await lease.release(false).catch(() => undefined);
+      return { end: 'abandoned' };
+    }
+    return this.#finish(d, lease, error, startedAt);
+  }
+
+  async #claim(ref: AttemptRef): Promise<Claim> {
+    try {
+      return await this.#o.leases.claim(ref);
+    } catch (err) {
+      if (isKairosError(err, 'REDIS_OOM')) {
+        // Redis is out of memory: the delay tier runs those partitions from PostgreSQL, and the
+        // job must not wait for memory. It runs without a lease (no reaping, no zombie check);
+        // the tracker still fences its result by the job's current fence.
+        this.#o.logger.warn({ jobId: ref.jobId }, 'Redis out of memory: running the attempt without a lease');
+        return 'UNLEASED';
+      }
+      // No lease, no run yet: Redis is unreachable (a restart, a failover). The task waits here
+      // and claims again shortly.
+      this.#o.logger.warn({ err, jobId: ref.jobId }, 'could not claim the attempt yet; retrying');
+      return 'RETRY';
+    }
+  }
+
+  /** Runs the handler; returns the failure it ended with, or null. */
+  async #execute(
+    d: TaskDispatchRecord,
+    lease: AttemptLease,
+    attempt: AbortController,
+  ): Promise<TaskResultRecord['error']> {
+    const handler = this.#o.handlers.get(d.job_type);
+    if (!handler) {
+      return {
+        ...describeFailure(
+          new PermanentError(`no handler for job type "${d.job_type}" on ${this.#o.workerId}`),
+        ),
+        error_class: NO_HANDLER,
+      };
+    }
+    const shutdown = this.#o.shutdown;
+    const onShutdown = () => attempt.abort(shutdown.reason);
+    shutdown.addEventListener('abort', onShutdown, { once: true });
+    let error: TaskResultRecord['error'] = null;
+    try {
+      await handler(
+        JSON.parse(d.payload) as unknown,
+        taskContext(d, attempt.signal, () => lease.renew()),
+      );
+    } catch (err) {
+      error = describeFailure(err);
+    } finally {
+      shutdown.removeEventListener('abort', onShutdown);
+    }
+    if (!lease.stopped && !shutdown.aborted) {
+      this.#o.admission.record(
+        d.job_type,
+        error !== null && (error.failure_class === 'transient' || error.failure_class === 'throttled'),
+      );
+    }
+    return error;
+  }
+
+  /** Publishes the result, then releases the lease; the task ends once its result is durable. */
+  async #finish(
+    d: TaskDispatchRecord,
+    lease: AttemptLease,
+    error: TaskResultRecord['error'],
+    startedAt: number,
+  ): Promise<RunOutcome> {
+    const result: TaskResultRecord = {
+      job_id: d.job_id,
+      tenant_id: d.tenant_id,
+      attempt: d.attempt,
+      fence: d.fence,
+      epoch: d.epoch,
+      shard: d.shard,
+      outcome: error ? 'FAILED' : 'SUCCEEDED',
+      error,
+      worker_id: this.#o.workerId,
+      due_at: d.due_at,
+      started_at: startedAt,
+      finished_at: Date.now(),
+    };
+    try {
+      // Published even by a zombie: the tracker suppresses it (stale fence) and counts it.
+      await this.#o.results.publish(result);
+    } catch (err) {
+      // Not durable: the lease is given up and the attempt runs again here shortly (or on the
+      // partition's next owner): at least once.
+      this.#o.logger.error({ err, jobId: d.job_id }, 'result not published; the task will run again');
+      await lease.release(false).catch(() => undefined);
+      return { againInMs: PUBLISH_RETRY_MS };
+    }
+    await lease
+      .release(true)
+      .catch((err: unknown) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease release failed'));
+    return { end: 'done' };
+  }
+}

@@ -1,0 +1,164 @@
+import type { TaskDispatchRecord } from '@kairos/schemas';
+
+/** A task taken from its partition. */
+export interface Task {
+  readonly dispatch: TaskDispatchRecord;
+  /** Its partition's state here: once revoked, a task not started yet is left to the next owner. */
+  readonly source: { readonly revoked: boolean };
+  readonly offset: string;
+}
+
+/** How a task ended here: 'done' (result durable, or nothing to run), or 'abandoned' (not run). */
+export type TaskEnd = 'done' | 'abandoned';
+
+/** What running a task came to: an end, or a wait before it is tried again here. */
+export type RunOutcome = { readonly end: TaskEnd } | { readonly againInMs: number };
+
+export interface TaskPoolOptions<T extends Task> {
+  /** Tasks run at once. */
+  readonly concurrency: number;
+  readonly run: (task: T) => Promise<RunOutcome>;
+  /** Every submitted task ends exactly once. */
+  readonly onEnd: (task: T, end: TaskEnd) => void;
+  /** The number of tasks held for their due time changed. */
+  readonly onEarlyChange: () => void;
+  readonly onError: (err: unknown, task: T) => void;
+}
+
+interface Held {
+  readonly timer: NodeJS.Timeout;
+  readonly early: boolean;
+}
+
+/** Wait before a task whose run failed unexpectedly is tried again, ms. */
+const FAILED_RUN_RETRY_MS = 1000;
+
+/**
+ * The handler pool: runs submitted tasks, at most `concurrency` at once and in arrival order,
+ * never before their due time (a task that arrives early is held until then, outside the queue),
+ * and holds a task that must wait (not admitted now, Redis unreachable) before trying it again.
+ */
+export class TaskPool<T extends Task = Task> {
+  readonly #o: TaskPoolOptions<T>;
+  readonly #queue: T[] = [];
+  readonly #held = new Map<T, Held>();
+  readonly #idle = new Set<() => void>();
+  #early = 0;
+  #running = 0;
+  #closed = false;
+
+  constructor(options: TaskPoolOptions<T>) {
+    this.#o = options;
+  }
+
+  /** Tasks held for their due time. */
+  get early(): number {
+    return this.#early;
+  }
+
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Takes a task: runs it once due and a slot is free. */
+  submit(task: T): void {
+    if (this.#closed || task.source.revoked) this.#o.onEnd(task, 'abandoned');
+    else this.#whenDue(task);
+  }
+
+  /** Abandons the tasks not started yet whose partition was revoked (the next owner runs them). */
+  purgeRevoked(): void {
+    this.#abandonWaiting((t) => t.source.revoked);
+  }
+
+  /** Takes no more tasks and abandons those not started; running ones go on. */
+  close(): void {
+    this.#closed = true;
+    this.#abandonWaiting(() => true);
+  }
+
+  /** Resolves once no task runs (none waits either, after close()). */
+  whenIdle(): Promise<void> {
+    if (this.#running + this.#queue.length + this.#held.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#idle.delete(done);
+        resolve();
+      };
+      this.#idle.add(done);
+    });
+  }
+
+  /** Holds a task until its due time has passed on this clock (timers may fire a little early). */
+  #whenDue(task: T): void {
+    const wait = task.dispatch.due_at - Date.now();
+    if (wait <= 0) this.#enqueue(task);
+    else this.#hold(task, wait, true);
+  }
+
+  #hold(task: T, ms: number, early: boolean): void {
+    const timer = setTimeout(() => {
+      this.#unhold(task);
+      if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
+      else if (early) this.#whenDue(task);
+      else this.#enqueue(task);
+    }, ms);
+    this.#held.set(task, { timer, early });
+    if (early) this.#earlyChanged(+1);
+  }
+
+  #unhold(task: T): void {
+    const held = this.#held.get(task);
+    if (!held) return;
+    clearTimeout(held.timer);
+    this.#held.delete(task);
+    if (held.early) this.#earlyChanged(-1);
+  }
+
+  #earlyChanged(by: number): void {
+    this.#early += by;
+    this.#o.onEarlyChange();
+  }
+
+  #abandonWaiting(which: (task: T) => boolean): void {
+    for (const task of [...this.#held.keys()].filter(which)) {
+      this.#unhold(task);
+      this.#end(task, 'abandoned');
+    }
+    const keep = this.#queue.filter((t) => !which(t));
+    const drop = this.#queue.filter(which);
+    this.#queue.splice(0, this.#queue.length, ...keep);
+    for (const task of drop) this.#end(task, 'abandoned');
+  }
+
+  #enqueue(task: T): void {
+    this.#queue.push(task);
+    this.#pump();
+  }
+
+  /** Starts what fits; tasks started in one go claim their leases together. */
+  #pump(): void {
+    while (this.#running < this.#o.concurrency && this.#queue.length > 0) {
+      const task = this.#queue.shift() as T;
+      this.#running++;
+      void this.#o
+        .run(task)
+        .catch((err: unknown): RunOutcome => {
+          this.#o.onError(err, task);
+          return { againInMs: FAILED_RUN_RETRY_MS };
+        })
+        .then((outcome) => {
+          this.#running--;
+          if (!('againInMs' in outcome)) this.#end(task, outcome.end);
+          else if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
+          else this.#hold(task, outcome.againInMs, false);
+          this.#pump();
+        });
+    }
+  }
+
+  #end(task: T, end: TaskEnd): void {
+    this.#o.onEnd(task, end);
+    if (this.#running + this.#queue.length + this.#held.size === 0) for (const done of this.#idle) done();
+  }
+}
