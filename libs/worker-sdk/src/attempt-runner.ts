@@ -77,6 +77,7 @@ export class AttemptRunner {
     });
     lease.start();
     const startedAt = Date.now();
+    this.#reportStart(d, startedAt);
     const error = await this.#execute(d, lease, attempt);
     if (this.#o.shutdown.aborted && error !== null && !lease.stopped) {
       // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
@@ -143,6 +144,40 @@ export class AttemptRunner {
     return error;
   }
 
+  /**
+   * Tells the tracker the attempt runs here (the job becomes RUNNING), without holding up the
+   * handler: the report is informational, the result that follows is what counts. Both go through
+   * one producer keyed by job id, so the start never lands after its result.
+   */
+  #reportStart(d: TaskDispatchRecord, startedAt: number): void {
+    this.#o.results
+      .publish(this.#record(d, 'STARTED', null, startedAt, startedAt))
+      .catch((err: unknown) => this.#o.logger.warn({ err, jobId: d.job_id }, 'start report not published'));
+  }
+
+  #record(
+    d: TaskDispatchRecord,
+    outcome: TaskResultRecord['outcome'],
+    error: TaskResultRecord['error'],
+    startedAt: number,
+    finishedAt: number,
+  ): TaskResultRecord {
+    return {
+      job_id: d.job_id,
+      tenant_id: d.tenant_id,
+      attempt: d.attempt,
+      fence: d.fence,
+      epoch: d.epoch,
+      shard: d.shard,
+      outcome,
+      error,
+      worker_id: this.#o.workerId,
+      due_at: d.due_at,
+      started_at: startedAt,
+      finished_at: finishedAt,
+    };
+  }
+
   /** Publishes the result, then releases the lease; the task ends once its result is durable. */
   async #finish(
     d: TaskDispatchRecord,
@@ -150,20 +185,7 @@ export class AttemptRunner {
     error: TaskResultRecord['error'],
     startedAt: number,
   ): Promise<RunOutcome> {
-    const result: TaskResultRecord = {
-      job_id: d.job_id,
-      tenant_id: d.tenant_id,
-      attempt: d.attempt,
-      fence: d.fence,
-      epoch: d.epoch,
-      shard: d.shard,
-      outcome: error ? 'FAILED' : 'SUCCEEDED',
-      error,
-      worker_id: this.#o.workerId,
-      due_at: d.due_at,
-      started_at: startedAt,
-      finished_at: Date.now(),
-    };
+    const result = this.#record(d, error ? 'FAILED' : 'SUCCEEDED', error, startedAt, Date.now());
     try {
       // Published even by a zombie: the tracker suppresses it (stale fence) and counts it.
       await this.#o.results.publish(result);
