@@ -2,7 +2,8 @@ import { Leases } from '@kairos/redis';
 import { Redis } from 'ioredis';
 import { measured, type Measurement, type Workload } from '../workload.js';
 
-const HEARTBEAT_MS = 10_000; // the SDK's default: leaseMs 30,000 / 3
+const LEASE_MS = 5000; // the SDK's default leaseMs
+const HEARTBEAT_MS = Math.floor(LEASE_MS / 3); // its default heartbeatMs
 
 /** Redis's own time per call of a script command (INFO commandstats), µs. */
 async function usecPerEvalsha(redis: Redis): Promise<{ calls: number; usec: number }> {
@@ -15,7 +16,7 @@ async function usecPerEvalsha(redis: Redis): Promise<{ calls: number; usec: numb
  * W8 (Kairos only): what a running attempt costs while it runs. N attempts are claimed, then all
  * renewed R times, as their heartbeats would (one renewal per attempt per heartbeat interval).
  * Reported: renewals/s one client sustains, Redis µs per renewal, and from those the overhead per
- * running job at the default 10 s heartbeat (Redis µs per second, bytes of lease state).
+ * running job at the default heartbeat, leaseMs / 3 (Redis µs per second, bytes of lease state).
  */
 export const leases: Workload = {
   id: 'w8',
@@ -37,7 +38,7 @@ export const leases: Workload = {
       }));
       const before = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);
       for (let i = 0; i < refs.length; i += 500) {
-        await Promise.all(refs.slice(i, i + 500).map((r) => leases.claim(r, 'bench-worker', 30_000)));
+        await Promise.all(refs.slice(i, i + 500).map((r) => leases.claim(r, 'bench-worker', LEASE_MS)));
       }
       const after = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);
       const s0 = await usecPerEvalsha(redis);
@@ -45,7 +46,7 @@ export const leases: Workload = {
         for (let r = 0; r < rounds; r++) {
           for (let i = 0; i < refs.length; i += 500) {
             const outcomes = await Promise.all(
-              refs.slice(i, i + 500).map((ref) => leases.renew(ref, 'bench-worker', 30_000)),
+              refs.slice(i, i + 500).map((ref) => leases.renew(ref, 'bench-worker', LEASE_MS)),
             );
             if (outcomes.some((o) => o !== 'OK')) throw new Error('a renewal was refused');
           }
