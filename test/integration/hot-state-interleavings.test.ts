@@ -456,6 +456,7 @@ test('cancel and reschedule always win over dispatch, and stale hydrations never
           tx,
           d.records.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
           new Date(),
+          epoch,
         );
       };
 

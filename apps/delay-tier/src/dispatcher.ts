@@ -5,7 +5,7 @@ import {
   expireJobs,
   holdPartitionEpoch,
   inTransaction,
-  recordDispatchedAttempts,
+  forgetDispatchedAttempts,
   writeOutbox,
   type Pool,
 } from '@kairos/db';
@@ -275,18 +275,15 @@ export class Dispatcher {
               tx,
               group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
               new Date(nowMs),
+              epoch,
             );
             // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
             const gated = await this.#o.gate.apply(tx, claimed, nowMs);
             await writeOutbox(tx, gated.events);
             const ids = new Set(claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
-            await recordDispatchedAttempts(
+            await forgetDispatchedAttempts(
               tx,
-              claimed.flatMap((c) =>
-                ids.has(c.id) ? [{ jobId: c.id, fence: c.fence, attempt: c.attempt }] : [],
-              ),
-              epoch,
-              new Date(nowMs),
+              claimed.filter((c) => !ids.has(c.id)),
             );
             const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
             if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });

@@ -6,7 +6,6 @@ import {
   inTransaction,
   lockDueJobs,
   markQueued,
-  recordDispatchedAttempts,
   writeOutbox,
   type Pool,
 } from '@kairos/db';
@@ -48,7 +47,7 @@ export async function dispatchFromPostgres(
       jobs.flatMap((j) =>
         expired.some((r) => r.job_id === j.id)
           ? []
-          : [{ id: j.id, scheduleId: j.occurrence?.scheduleId ?? null, fence: j.fence, attempt: j.attempt }],
+          : [{ id: j.id, scheduleId: j.occurrence?.scheduleId ?? null, fence: j.fence }],
       ),
       nowMs,
     );
@@ -70,12 +69,7 @@ export async function dispatchFromPostgres(
       tx,
       live.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at) })),
       new Date(nowMs),
-    );
-    await recordDispatchedAttempts(
-      tx,
-      live.map((r) => ({ jobId: r.job_id, fence: r.fence, attempt: r.attempt })),
       epoch,
-      new Date(nowMs),
     );
     return { sent: live, expired };
   });

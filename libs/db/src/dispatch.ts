@@ -27,9 +27,22 @@ export async function holdPartitionEpoch(db: Queryable, partition: number, epoch
 export interface ClaimedJob {
   readonly id: string;
   readonly scheduleId: string | null;
+  /** The fence of the attempt dispatched (its attempts row was written by the claim). */
   readonly fence: number;
-  readonly attempt: number;
 }
+
+/**
+ * The attempts row of every job a statement's `u` CTE (id, fence, attempt) marked QUEUED: an
+ * attempt is recorded from its dispatch on, in the same statement, so the tracker need not read
+ * the task topics to learn of dispatches.
+ */
+const RECORD_ATTEMPTS = (epochParam: string, atParam: string) => `
+     a AS (
+       INSERT INTO attempts (job_id, fence, attempt, epoch, dispatched_at)
+       SELECT id, fence, attempt, ${epochParam}, ${atParam} FROM u
+       ON CONFLICT (job_id, fence) DO UPDATE
+         SET dispatched_at = LEAST(attempts.dispatched_at, EXCLUDED.dispatched_at)
+     )`;
 
 /**
  * Claims popped jobs for dispatch inside the caller's transaction: only a job still SCHEDULED at
@@ -42,23 +55,26 @@ export async function claimForDispatch(
   db: Queryable,
   jobs: readonly ClaimCandidate[],
   dispatchedAt: Date,
+  epoch: number,
 ): Promise<Set<string>> {
-  return new Set((await claimJobsForDispatch(db, jobs, dispatchedAt)).map((c) => c.id));
+  return new Set((await claimJobsForDispatch(db, jobs, dispatchedAt, epoch)).map((c) => c.id));
 }
 
 /**
  * claimForDispatch, saying which claimed jobs run an occurrence of a schedule. A run that missed
  * its time by more than its schedule's tolerance (misfire_after passed) and that the misfire
  * policy has not decided on yet is not claimed: the generator decides on every late run of the
- * schedule at once, and releases those the policy keeps.
+ * schedule at once, and releases those the policy keeps. Each claimed attempt's row is written
+ * in the same statement (a run the overlap gate then withholds is forgotten again).
  */
 export async function claimJobsForDispatch(
   db: Queryable,
   jobs: readonly ClaimCandidate[],
   dispatchedAt: Date,
+  epoch: number,
 ): Promise<ClaimedJob[]> {
   if (jobs.length === 0) return [];
-  const r = await db.query<{ id: string; schedule_id: string | null; fence: string; attempt: number }>(
+  const r = await db.query<{ id: string; schedule_id: string | null; fence: string }>(
     `WITH c AS (
        SELECT j.id, j.due_at FROM jobs j
        JOIN unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS p(id, due_at, version)
@@ -66,38 +82,31 @@ export async function claimJobsForDispatch(
        WHERE j.state = 'SCHEDULED' AND (j.misfire_after IS NULL OR j.misfire_after >= $4 OR j.attempt > 1)
        ORDER BY j.id
        FOR UPDATE OF j
-     )
-     UPDATE jobs j SET state = 'QUEUED', dispatched_at = $4, updated_at = now()
-     FROM c WHERE j.id = c.id AND j.due_at = c.due_at
-     RETURNING j.id, j.schedule_id, j.fence, j.attempt`,
-    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), jobs.map((j) => j.version), dispatchedAt],
+     ),
+     u AS (
+       UPDATE jobs j SET state = 'QUEUED', dispatched_at = $4, updated_at = now()
+       FROM c WHERE j.id = c.id AND j.due_at = c.due_at
+       RETURNING j.id, j.schedule_id, j.fence, j.attempt
+     ),${RECORD_ATTEMPTS('$5', '$4')}
+     SELECT id, schedule_id, fence FROM u`,
+    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), jobs.map((j) => j.version), dispatchedAt, epoch],
   );
-  return r.rows.map((row) => ({
-    id: row.id,
-    scheduleId: row.schedule_id,
-    fence: Number(row.fence),
-    attempt: row.attempt,
-  }));
+  return r.rows.map((row) => ({ id: row.id, scheduleId: row.schedule_id, fence: Number(row.fence) }));
 }
 
 /**
- * Records the attempts just dispatched (QUEUED), in the claim's transaction: the attempt's row
- * exists from its dispatch on, so a job's attempts are complete even for one cancelled or lost
- * before it ran, and the tracker need not read the task topics to learn of dispatches.
+ * Forgets the attempts rows the claim wrote for runs the overlap gate then withheld (not
+ * dispatched after all), in the claim's transaction.
  */
-export async function recordDispatchedAttempts(
+export async function forgetDispatchedAttempts(
   db: Queryable,
-  jobs: readonly { readonly jobId: string; readonly fence: number; readonly attempt: number }[],
-  epoch: number,
-  dispatchedAt: Date,
+  jobs: readonly { readonly id: string; readonly fence: number }[],
 ): Promise<void> {
   if (jobs.length === 0) return;
   await db.query(
-    `INSERT INTO attempts (job_id, fence, attempt, epoch, dispatched_at)
-     SELECT job_id, fence, attempt, $4, $5 FROM unnest($1::uuid[], $2::bigint[], $3::int[]) AS a(job_id, fence, attempt)
-     ON CONFLICT (job_id, fence) DO UPDATE
-       SET dispatched_at = LEAST(attempts.dispatched_at, EXCLUDED.dispatched_at)`,
-    [jobs.map((j) => j.jobId), jobs.map((j) => j.fence), jobs.map((j) => j.attempt), epoch, dispatchedAt],
+    `DELETE FROM attempts a USING unnest($1::uuid[], $2::bigint[]) AS w(job_id, fence)
+     WHERE a.job_id = w.job_id AND a.fence = w.fence AND a.started_at IS NULL AND a.outcome IS NULL`,
+    [jobs.map((j) => j.id), jobs.map((j) => j.fence)],
   );
 }
 
@@ -122,17 +131,25 @@ export async function lockDueJobs(
   return r.rows.map(toJob);
 }
 
-/** Marks jobs locked by lockDueJobs QUEUED (after Kafka acknowledged their dispatch). */
+/**
+ * Marks jobs locked by lockDueJobs QUEUED (after Kafka acknowledged their dispatch) and writes
+ * their attempts rows, in one statement.
+ */
 export async function markQueued(
   db: Queryable,
   jobs: readonly { jobId: string; dueAt: Date }[],
   dispatchedAt: Date,
+  epoch: number,
 ): Promise<void> {
   if (jobs.length === 0) return;
   await db.query(
-    `UPDATE jobs j SET state = 'QUEUED', dispatched_at = $3, updated_at = now()
-     FROM unnest($1::uuid[], $2::timestamptz[]) AS q(id, due_at)
-     WHERE j.id = q.id AND j.due_at = q.due_at AND j.state = 'SCHEDULED'`,
-    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), dispatchedAt],
+    `WITH u AS (
+       UPDATE jobs j SET state = 'QUEUED', dispatched_at = $3, updated_at = now()
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS q(id, due_at)
+       WHERE j.id = q.id AND j.due_at = q.due_at AND j.state = 'SCHEDULED'
+       RETURNING j.id, j.fence, j.attempt
+     ),${RECORD_ATTEMPTS('$4', '$3')}
+     SELECT count(*) FROM u`,
+    [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), dispatchedAt, epoch],
   );
 }
