@@ -7,9 +7,16 @@ import {
   type ScheduleCommandsOptions,
 } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
-import type { Pool } from '@kairos/db';
+import { publishOutboxAfterCommit, type Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
-import { AvroCodec, createKafka, createRegistryClient, topicNames, type TopicNames } from '@kairos/kafka';
+import {
+  AvroCodec,
+  createKafka,
+  createRegistryClient,
+  startOutboxRelay,
+  topicNames,
+  type TopicNames,
+} from '@kairos/kafka';
 import { createLogger, type Logger } from '@kairos/observability';
 import { Tracker, type TrackerOptions } from '@kairos/tracker';
 import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
@@ -38,6 +45,8 @@ export interface HarnessOptions extends NamespaceSpec {
   >;
   /** The tracker's schedule generator (interval, lookahead…; false: none). */
   readonly generator?: TrackerOptions['generator'];
+  /** Job events also sent straight after commit, as the apps do (KAIROS_OUTBOX_RELAY). Default: true. */
+  readonly outboxRelay?: boolean;
   /** Group commit of single creates. Default: the commands' (2 ms, 100). */
   readonly createGroup?: JobCommandsOptions['createGroup'];
 }
@@ -86,6 +95,16 @@ export class InProcessPipeline {
   async #start(): Promise<void> {
     const { services, resourceClasses } = this.#o;
     this.pool = await prepareNamespace(this.#o, this.kafka, this.#stops);
+    const relay = await startOutboxRelay(this.kafka, this.topics, {
+      outboxRelay: this.#o.outboxRelay ?? true,
+      jobEventPartitions: services.jobEventPartitions,
+    });
+    publishOutboxAfterCommit(this.pool, relay);
+    // Stopped after every component (stops run newest first), before the pool ends.
+    this.#stops.push(async () => {
+      publishOutboxAfterCommit(this.pool, undefined);
+      await relay?.stop();
+    });
     this.codec = new AvroCodec(createRegistryClient({ url: services.registryUrl }));
     this.commands = await JobCommands.create({
       pool: this.pool,

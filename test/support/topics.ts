@@ -1,5 +1,5 @@
 import avro from 'avsc';
-import { wireSchemaId } from '@kairos/kafka';
+import { HEADERS, wireSchemaId } from '@kairos/kafka';
 import type { Namespace } from './namespace.js';
 
 export interface DecodedMessage {
@@ -7,6 +7,8 @@ export interface DecodedMessage {
   readonly offset: string;
   readonly key: string | undefined;
   readonly value: unknown;
+  /** Sent by the outbox relay (header kairos-relay), not by Debezium. */
+  readonly relayed: boolean;
 }
 
 const typeCache = new Map<string, avro.Type>();
@@ -51,6 +53,7 @@ export async function readAllDecoded(ns: Namespace, topic: string): Promise<Deco
             offset: message.offset,
             key: message.key?.toString(),
             value: await genericDecode(ns.services.registryUrl, message.value!),
+            relayed: message.headers?.[HEADERS.relay] !== undefined,
           });
           const high = remaining.get(partition);
           if (high !== undefined && BigInt(message.offset) + 1n >= high) remaining.delete(partition);

@@ -1,12 +1,13 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
 import { createGroupEnv, intVar, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
-import { createPool, ensureJobPartitions } from '@kairos/db';
+import { createPool, ensureJobPartitions, publishOutboxAfterCommit } from '@kairos/db';
 import {
   assertPartitionCount,
   AvroCodec,
   createKafka,
   createRegistryClient,
+  startOutboxRelay,
   topicNames,
 } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
@@ -18,11 +19,8 @@ runMain(async () => {
   const host = process.env.KAIROS_API_HOST ?? '127.0.0.1';
   const log = createLogger({ component: 'api', level: env.logLevel });
   const topics = topicNames(env.topicPrefix);
-  await assertPartitionCount(
-    createKafka({ brokers: env.kafkaBrokers }),
-    topics.jobEvents,
-    env.jobEventPartitions,
-  );
+  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-api-${env.instanceId}` });
+  await assertPartitionCount(kafka, topics.jobEvents, env.jobEventPartitions);
   const pool = createPool({
     connectionString: env.pgUrl,
     schema: env.dbSchema,
@@ -32,6 +30,8 @@ runMain(async () => {
     applicationName: 'kairos-api',
   });
   await ensureJobPartitions(pool, new Date());
+  const relay = await startOutboxRelay(kafka, topics, env, log);
+  publishOutboxAfterCommit(pool, relay);
   const codec = new AvroCodec(createRegistryClient({ url: env.registryUrl }));
   const limits = compileJobLimits({ resourceClasses: env.resourceClasses });
   const commands = await JobCommands.create({
@@ -55,6 +55,7 @@ runMain(async () => {
   log.info({ url }, 'api listening');
   onShutdown(async () => {
     await app.close();
+    await relay?.stop();
     await pool.end();
   });
 });

@@ -1,6 +1,6 @@
 import { kairosEnv, onShutdown, runMain } from '@kairos/config';
-import { createPool } from '@kairos/db';
-import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
+import { createPool, publishOutboxAfterCommit } from '@kairos/db';
+import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
 import { Redis } from 'ioredis';
 import { createAdminServer } from './admin-server.js';
@@ -22,13 +22,18 @@ runMain(async () => {
     max: tenv.dispatchConcurrency + 4,
     applicationName: 'kairos-delay-tier',
   });
+  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-delay-tier-${env.instanceId}` });
+  const topics = topicNames(env.topicPrefix);
+  // The overlap gate's events (a run skipped or cancelled at dispatch) go out at once too.
+  const relay = await startOutboxRelay(kafka, topics, env, log);
+  publishOutboxAfterCommit(pool, relay);
   const redis = new Redis(env.redisUrl, { keyPrefix: env.redisKeyPrefix, maxRetriesPerRequest: 3 });
   const tier = new DelayTier({
-    kafka: createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-delay-tier-${env.instanceId}` }),
+    kafka,
     codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
     redis,
     pool,
-    topics: topicNames(env.topicPrefix),
+    topics,
     instanceId: env.instanceId,
     groupId: `${env.topicPrefix}kairos-delay-tier`,
     sessionTimeoutMs: env.sessionTimeoutMs,
@@ -52,6 +57,7 @@ runMain(async () => {
   onShutdown(async () => {
     await admin.close();
     await tier.stop();
+    await relay?.stop();
     redis.disconnect();
     await pool.end();
   });

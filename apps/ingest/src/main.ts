@@ -1,12 +1,13 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
 import { createGroupEnv, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
-import { createPool, ensureJobPartitions } from '@kairos/db';
+import { createPool, ensureJobPartitions, publishOutboxAfterCommit } from '@kairos/db';
 import {
   assertPartitionCount,
   AvroCodec,
   createKafka,
   createRegistryClient,
+  startOutboxRelay,
   topicNames,
 } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
@@ -30,6 +31,8 @@ runMain(async () => {
     onIdleError: (err) => log.warn({ err }, 'idle PostgreSQL connection lost'),
   });
   await ensureJobPartitions(pool, new Date());
+  const relay = await startOutboxRelay(kafka, topics, env, log);
+  publishOutboxAfterCommit(pool, relay);
   const registry = createRegistryClient({ url: env.registryUrl });
   const handlers = {
     pool,
@@ -71,6 +74,7 @@ runMain(async () => {
   onShutdown(async () => {
     await metrics.close();
     await ingest.stop();
+    await relay?.stop();
     await pool.end();
   });
 });

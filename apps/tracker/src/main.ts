@@ -1,6 +1,6 @@
 import { intVar, kairosEnv, onShutdown, runMain } from '@kairos/config';
-import { createPool } from '@kairos/db';
-import { AvroCodec, createKafka, createRegistryClient, topicNames } from '@kairos/kafka';
+import { createPool, publishOutboxAfterCommit } from '@kairos/db';
+import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
 import Fastify from 'fastify';
 import { Tracker } from './tracker.js';
@@ -14,11 +14,16 @@ runMain(async () => {
     max: 4,
     applicationName: 'kairos-tracker',
   });
+  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-tracker-${env.instanceId}` });
+  const topics = topicNames(env.topicPrefix);
+  // Retries and schedule runs it writes: their job events go out at once too.
+  const relay = await startOutboxRelay(kafka, topics, env, log);
+  publishOutboxAfterCommit(pool, relay);
   const tracker = new Tracker({
-    kafka: createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-tracker-${env.instanceId}` }),
+    kafka,
     codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
     pool,
-    topics: topicNames(env.topicPrefix),
+    topics,
     resourceClasses: env.resourceClasses,
     groupId: `${env.topicPrefix}kairos-tracker`,
     sessionTimeoutMs: env.sessionTimeoutMs,
@@ -50,6 +55,7 @@ runMain(async () => {
   onShutdown(async () => {
     await metrics.close();
     await tracker.stop();
+    await relay?.stop();
     await pool.end();
   });
 });

@@ -29,6 +29,11 @@ export interface KairosEnv {
   readonly logLevel: string;
   /** KAIROS_INSTANCE_ID, default `<host>-<pid>`. */
   readonly instanceId: string;
+  /**
+   * KAIROS_OUTBOX_RELAY (`true`/`false`), default true: job events are also sent to Kafka right
+   * after their commit, so no job waits for Debezium's polling; false leaves them to Debezium.
+   */
+  readonly outboxRelay: boolean;
 }
 
 export class EnvError extends Error {
@@ -48,6 +53,14 @@ export function intVar(
   if (!Number.isInteger(n) || n < min || n > max)
     throw new EnvError(`${name}=${raw} must be an integer in [${min}, ${max}]`);
   return n;
+}
+
+export function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new EnvError(`${name}=${raw} must be true or false`);
 }
 
 function listVar(env: NodeJS.ProcessEnv, name: string, fallback: string): string[] {
@@ -75,6 +88,7 @@ export function kairosEnv(env: NodeJS.ProcessEnv = process.env): KairosEnv {
     sessionTimeoutMs: intVar(env, 'KAIROS_KAFKA_SESSION_TIMEOUT_MS', 6000, 600, 1_800_000),
     logLevel: env.KAIROS_LOG_LEVEL ?? 'info',
     instanceId: env.KAIROS_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
+    outboxRelay: boolVar(env, 'KAIROS_OUTBOX_RELAY', true),
   };
 }
 

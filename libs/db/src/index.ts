@@ -10,3 +10,4 @@ export * from './schedules.js';
 export * from './schedule-occurrences.js';
 export * from './schedule-runs.js';
 export { isConnectionFailure } from './pg-errors.js';
+export { publishOutboxAfterCommit, type OutboxPublisher } from './outbox-relay.js';

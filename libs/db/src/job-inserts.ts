@@ -8,6 +8,7 @@ import {
   type NewJobRow,
   type OutboxRow,
 } from './jobs.js';
+import { noteOutboxWritten } from './outbox-relay.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -147,7 +148,13 @@ export async function insertJobsWithEvents(
      SELECT * FROM inserted`,
     values: [...jobParams(rows), ...outboxParams(events)],
   });
-  return r.rows.map(toJob);
+  const jobs = r.rows.map(toJob);
+  const inserted = new Set(jobs.map((j) => j.id));
+  noteOutboxWritten(
+    db,
+    events.filter((e) => inserted.has(e.jobId)),
+  );
+  return jobs;
 }
 
 /**
@@ -179,6 +186,7 @@ export async function writeOutbox(db: Queryable, rows: readonly OutboxRow[]): Pr
     text: `${INSERT_OUTBOX} SELECT * FROM ${unnest(OUTBOX_COLUMNS, 'o')}`,
     values: outboxParams(rows),
   });
+  noteOutboxWritten(db, rows);
   await deleteOutbox(
     db,
     rows.map((r) => r.id),

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { outboxTransactionBegins, outboxTransactionEnds } from './outbox-relay.js';
 
 export interface PoolOptions {
   /** postgres:// URL. Required. */
@@ -58,7 +59,10 @@ export function createPool(options: PoolOptions): pg.Pool {
   return pool;
 }
 
-/** Runs fn in one transaction: COMMIT on success, ROLLBACK on any error. */
+/**
+ * Runs fn in one transaction: COMMIT on success, ROLLBACK on any error. Outbox rows it wrote go
+ * to the pool's publisher once committed (see publishOutboxAfterCommit).
+ */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   // The server may end a checked-out connection between two queries (a shutdown, a restart):
@@ -67,14 +71,17 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
   let lost: Error | undefined;
   const onError = (err: Error) => (lost = err);
   client.on('error', onError);
+  outboxTransactionBegins(pool, client);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
+    outboxTransactionEnds(pool, client, true);
     client.removeListener('error', onError);
     client.release(lost);
     return result;
   } catch (err) {
+    outboxTransactionEnds(pool, client, false);
     const broken =
       lost !== undefined ||
       (await client.query('ROLLBACK').then(

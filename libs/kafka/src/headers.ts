@@ -13,6 +13,8 @@ export const HEADERS = {
   requestId: 'kairos-request-id',
   /** Rejections of schedule requests: the machine-readable reason. */
   rejectionReason: 'kairos-rejection-reason',
+  /** Job events the outbox relay sent (`direct`); Debezium's copies have none. */
+  relay: 'kairos-relay',
 } as const;
 
 export type HeaderName = (typeof HEADERS)[keyof typeof HEADERS];

@@ -4,3 +4,4 @@ export * from './client.js';
 export * from './admin.js';
 export * from './avro.js';
 export * from './handoff-consumer.js';
+export * from './outbox-relay.js';
