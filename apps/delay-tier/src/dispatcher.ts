@@ -1,9 +1,8 @@
 import type { OccurrenceGate } from '@kairos/commands';
 import { isKairosError, KairosError, PollLoop, type RoundOutcome } from '@kairos/core';
 import {
-  claimJobsForDispatch,
+  claimJobsAsOwner,
   expireJobs,
-  holdPartitionEpoch,
   inTransaction,
   forgetDispatchedAttempts,
   writeOutbox,
@@ -268,15 +267,16 @@ export class Dispatcher {
       try {
         const claimed = await retryOnSerialization(() =>
           inTransaction(this.#o.pool, async (tx) => {
-            if (!(await holdPartitionEpoch(tx, partition, epoch))) {
-              throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
-            }
-            const claimed = await claimJobsForDispatch(
+            const claimed = await claimJobsAsOwner(
               tx,
+              partition,
+              epoch,
               group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
               new Date(nowMs),
-              epoch,
             );
+            if (!claimed) {
+              throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
+            }
             // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
             const gated = await this.#o.gate.apply(tx, claimed, nowMs);
             await writeOutbox(tx, gated.events);
