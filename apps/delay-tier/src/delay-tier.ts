@@ -20,6 +20,7 @@ import { PartitionModes } from './partition-modes.js';
 import { Preloader } from './preloader.js';
 import { Reaper } from './reaper.js';
 import type { HotRecord } from './record.js';
+import { RecentEvents } from './recent-events.js';
 import { Release } from './release.js';
 import { TaskMessages } from './task-messages.js';
 import { tierAdmin } from './tier-admin.js';
@@ -381,6 +382,7 @@ export class DelayTier {
     });
     await this.#consumer.subscribe({ topic, fromBeginning: true });
     const deps = {
+      recent: new RecentEvents(),
       codec: this.#o.codec,
       hot: this.#hot,
       ownership: this.#ownership,

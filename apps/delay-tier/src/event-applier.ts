@@ -6,6 +6,7 @@ import type { JobEventRecord } from '@kairos/schemas';
 import type { KafkaMessage } from 'kafkajs';
 import type { Ownership } from './ownership.js';
 import type { PartitionModes } from './partition-modes.js';
+import type { RecentEvents } from './recent-events.js';
 import { hotJob, hotRecord, type HotRecord } from './record.js';
 
 export interface EventApplierDeps {
@@ -18,6 +19,8 @@ export interface EventApplierDeps {
   readonly windowMs: () => number;
   readonly onOom: (partition: number) => void;
   readonly onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
+  /** Events applied lately: the second copy of each (relay, then Debezium) is skipped. */
+  readonly recent?: RecentEvents;
 }
 
 /**
@@ -36,6 +39,8 @@ export async function applyJobEvent(
   if (!epochP) return false;
   const epoch = await epochP;
   if (!message.value || deps.modes.isFallback(partition)) return true;
+  const eventId = headerString(message.headers, 'id');
+  if (eventId !== undefined && deps.recent?.has(eventId)) return true;
   let event: JobEventRecord;
   try {
     event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
@@ -56,6 +61,7 @@ export async function applyJobEvent(
     } else {
       await deps.hot.cancel(partition, epoch, event.job_id, event.version);
     }
+    if (eventId !== undefined) deps.recent?.add(eventId);
     return true;
   } catch (err) {
     if (isKairosError(err, 'STALE_EPOCH')) {

@@ -1,3 +1,4 @@
+export { createRedis } from './client.js';
 export { withScripts, scriptSource, type KairosScripts, type ScriptName } from './scripts.js';
 export { partitionKeys, type PartitionKeys } from './keys.js';
 export {

@@ -7,8 +7,8 @@ import {
   topicNames,
   type Assignment,
 } from '@kairos/kafka';
-import { Leases } from '@kairos/redis';
-import { Redis } from 'ioredis';
+import { createRedis, Leases } from '@kairos/redis';
+import type { Redis } from 'ioredis';
 import { SCHEMAS, type TaskDispatchRecord } from '@kairos/schemas';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
@@ -97,7 +97,7 @@ export class Worker {
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     this.#codec = new AvroCodec(createRegistryClient({ url: o.registryUrl }));
     // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
-    this.#redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+    this.#redis = createRedis(o.redisUrl, { lazyConnect: true });
     this.#redis.on('error', (err: Error) => o.logger.warn({ err }, 'redis error'));
     this.#admission = new Admission({
       breaker: o.breaker,
