@@ -27,17 +27,15 @@ test('losing every hot-set key loses no job: the owner notices and rebuilds from
   // copies too, so none arrives after the loss below and makes the owner notice it early.
   const admin = ns.admin();
   await admin.connect();
-  const total = async (offsets: readonly { offset: string }[]) =>
+  const total = (offsets: readonly { offset: string }[]) =>
     offsets.reduce((sum, o) => sum + Math.max(0, Number(o.offset)), 0);
   await eventually('the tier to have read both copies of every event', async () => {
-    const end = await total(
-      (await admin.fetchTopicOffsets(p.topics.jobEvents)).map((o) => ({ offset: o.high })),
-    );
+    const end = total((await admin.fetchTopicOffsets(p.topics.jobEvents)).map((o) => ({ offset: o.high })));
     const [read] = await admin.fetchOffsets({
       groupId: `${ns.prefix}delay-tier`,
       topics: [p.topics.jobEvents],
     });
-    return end >= 2 * n && (await total(read?.partitions ?? [])) >= end;
+    return end >= 2 * n && total(read?.partitions ?? []) >= end;
   });
   await admin.disconnect();
 
