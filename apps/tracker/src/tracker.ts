@@ -1,5 +1,12 @@
 import { dlqOutboxRow, jobEventOutboxRow } from '@kairos/commands';
-import { decideRetry, isFailureClass, isKairosError, type FailureClass, type Job } from '@kairos/core';
+import {
+  decideRetry,
+  isFailureClass,
+  isKairosError,
+  retryOnSerialization,
+  type FailureClass,
+  type Job,
+} from '@kairos/core';
 import {
   failedAttempts,
   failJobs,
@@ -54,8 +61,7 @@ export interface TrackerOptions {
   readonly generator?: false | Omit<ScheduleGeneratorOptions, 'pool' | 'codec' | 'jobEventsTopic'>;
 }
 
-/** A batch transaction that lost a race on a row moved between partitions (40001) or a deadlock (40P01) is redone. */
-const RETRIABLE_SQLSTATES = new Set(['40001', '40P01']);
+/** A batch transaction that lost a race (a row moved between partitions, a deadlock) is redone up to this often. */
 const MAX_TRANSACTION_TRIES = 5;
 
 /**
@@ -166,31 +172,28 @@ export class Tracker {
 
   /** One batch in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
   async #apply(starts: readonly StartRecord[], results: readonly ResultRecord[]): Promise<void> {
-    for (let tries = 1; ; tries++) {
-      try {
-        const applied = await inTransaction(this.#o.pool, async (tx) => {
+    const applied = await retryOnSerialization(
+      () =>
+        inTransaction(this.#o.pool, async (tx) => {
           await lockJobs(tx, [...starts.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
           await recordStarts(tx, starts);
           const { failed, succeeded, suppressed } = await recordResults(tx, results);
           return { ...(await this.#settle(tx, failed)), succeeded, suppressed };
-        });
-        // Counted once committed (a redone transaction would count twice).
-        const m = this.metrics;
-        if (applied.suppressed > 0) {
-          m.zombieWritesSuppressed.inc(applied.suppressed);
-          this.#log.warn({ suppressed: applied.suppressed }, 'results of superseded attempts suppressed');
-        }
-        if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
-        if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
-        for (const job of applied.dead) m.deadLettered.inc({ resource_class: job.resourceClass });
-        return;
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (tries >= MAX_TRANSACTION_TRIES || typeof code !== 'string' || !RETRIABLE_SQLSTATES.has(code))
-          throw err;
-        this.#log.debug({ err, tries }, 'batch transaction lost a race; redoing it');
-      }
+        }),
+      {
+        tries: MAX_TRANSACTION_TRIES,
+        onRetry: (err, tries) => this.#log.debug({ err, tries }, 'batch transaction lost a race; redoing it'),
+      },
+    );
+    // Counted once committed (a redone transaction would count twice).
+    const m = this.metrics;
+    if (applied.suppressed > 0) {
+      m.zombieWritesSuppressed.inc(applied.suppressed);
+      this.#log.warn({ suppressed: applied.suppressed }, 'results of superseded attempts suppressed');
     }
+    if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
+    if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
+    for (const job of applied.dead) m.deadLettered.inc({ resource_class: job.resourceClass });
   }
 
   /** Retries or fails each job whose current attempt failed, inside the batch's transaction. */

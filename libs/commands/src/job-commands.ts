@@ -1,4 +1,5 @@
 import {
+  classifyError,
   KairosError,
   parseCreateJob,
   parseReschedule,
@@ -14,7 +15,6 @@ import {
   findRequestKey,
   findJob,
   inTransaction,
-  isConnectionFailure,
   rescheduleScheduledJob,
   writeOutbox,
   type LedgerEntry,
@@ -85,7 +85,8 @@ export class JobCommands {
             items.map((c) => c.row),
             new Map(items.map((c) => [c.row.id, c.event])),
           ),
-        sharedFailure: isConnectionFailure,
+        // A dependency down fails every member alike; anything else may be one member's doing.
+        sharedFailure: (err) => classifyError(err).class === 'transient',
       },
       options.createGroup,
     );

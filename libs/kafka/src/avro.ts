@@ -1,13 +1,13 @@
 import {
   AvroDeserializer,
   AvroSerializer,
-  RestError,
   SchemaRegistryClient,
   SerdeType,
   TopicNameStrategy,
   type Client,
 } from '@confluentinc/schemaregistry';
 import { KairosError } from '@kairos/core';
+import { isTransientRegistryError } from './kafka-errors.js';
 
 export interface RegistryOptions {
   /** Base URL of a Confluent-compatible registry, e.g. Apicurio's `http://host:port/apis/ccompat/v7`. */
@@ -96,11 +96,4 @@ export class AvroCodec {
 export function wireSchemaId(bytes: Buffer): number | undefined {
   if (bytes.length < 5 || bytes[0] !== 0) return undefined;
   return bytes.readInt32BE(1);
-}
-
-/** Network failures and 5xx answers are worth retrying; a 4xx (e.g. unknown schema id) is not. */
-export function isTransientRegistryError(err: unknown): boolean {
-  if (err instanceof RestError) return err.status === undefined || err.status >= 500 || err.status === 429;
-  const e = err as { isAxiosError?: boolean; response?: unknown; code?: string };
-  return e.isAxiosError === true ? e.response === undefined || e.response === null : false;
 }
