@@ -28,7 +28,7 @@ import {
 } from '@kairos/db';
 import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
-import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
+import type { TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 
@@ -80,8 +80,6 @@ export class Tracker {
   readonly #log: Logger;
   readonly #consumer: Consumer;
   readonly metrics: TrackerMetrics;
-  /** Dead-letter topics whose schema is registered (or being registered). */
-  readonly #dlqRegistered = new Map<string, Promise<number>>();
   /** Generates recurring schedules' occurrences (undefined when turned off). */
   readonly generator: ScheduleGenerator | undefined;
 
@@ -109,9 +107,6 @@ export class Tracker {
   }
 
   async start(): Promise<void> {
-    // Retries write job events, dead letters DlqEntry records: both need their writer schemas.
-    await this.#o.codec.register(this.#o.topics.jobEvents, SCHEMAS.jobEvent);
-    for (const rc of this.#o.resourceClasses) await this.#registerDlq(rc);
     const resultsTopic = this.#o.topics.taskResults;
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;
@@ -281,8 +276,6 @@ export class Tracker {
     now: Date,
   ): Promise<OutboxRow> {
     const topic = this.#o.topics.dlq(job.resourceClass);
-    // A class this tracker was not configured with (jobs outlive configuration changes).
-    await this.#registerDlq(job.resourceClass);
     return dlqOutboxRow(
       this.#o.codec,
       topic,
@@ -314,18 +307,6 @@ export class Tracker {
       },
       null,
     );
-  }
-
-  #registerDlq(resourceClass: string): Promise<number> {
-    const topic = this.#o.topics.dlq(resourceClass);
-    let registered = this.#dlqRegistered.get(topic);
-    if (!registered) {
-      registered = this.#o.codec.register(topic, SCHEMAS.dlqEntry);
-      // A failed registration (registry down) is tried again by the next batch.
-      registered.catch(() => this.#dlqRegistered.delete(topic));
-      this.#dlqRegistered.set(topic, registered);
-    }
-    return registered;
   }
 }
 

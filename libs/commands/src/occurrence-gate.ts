@@ -12,7 +12,6 @@ import {
   type PoolClient,
 } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
-import { SCHEMAS } from '@kairos/schemas';
 import { jobEventOutboxRow } from './events.js';
 
 export interface OccurrenceGateOptions {
@@ -55,7 +54,6 @@ const NOTHING: GateOutcome = { withheld: new Set(), events: [], skipped: 0, wait
 export class OccurrenceGate {
   readonly #o: OccurrenceGateOptions;
   readonly #recheckMs: number;
-  #registered: Promise<number> | undefined;
 
   constructor(options: OccurrenceGateOptions) {
     this.#o = options;
@@ -179,13 +177,6 @@ export class OccurrenceGate {
   }
 
   async #event(type: 'SCHEDULED' | 'CANCELLED', job: Job, now: Date): Promise<OutboxRow> {
-    this.#registered ??= this.#o.codec.register(this.#o.jobEventsTopic, SCHEMAS.jobEvent);
-    try {
-      await this.#registered;
-    } catch (err) {
-      this.#registered = undefined;
-      throw err;
-    }
     return jobEventOutboxRow(this.#o.codec, this.#o.jobEventsTopic, type, job, now, null);
   }
 }
