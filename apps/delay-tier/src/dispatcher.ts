@@ -1,4 +1,3 @@
-import type { OccurrenceGate } from '@kairos/commands';
 import { isKairosError, KairosError, PollLoop, retryOnSerialization, type RoundOutcome } from '@kairos/core';
 import {
   claimJobsForDispatch,
@@ -16,6 +15,7 @@ import { nextDeadline, PartitionDeadlines } from './deadlines.js';
 import type { Ownership } from './ownership.js';
 import type { PartitionModes } from './partition-modes.js';
 import { dispatchFromPostgres } from './pg-dispatch.js';
+import type { OccurrenceGate } from './occurrence-gate.js';
 import type { HotRecord } from './record.js';
 import type { Release } from './release.js';
 import type { TaskMessages } from './task-messages.js';
