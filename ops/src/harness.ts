@@ -106,7 +106,7 @@ export class InProcessPipeline {
       await relay?.stop();
     });
     this.codec = new AvroCodec(createRegistryClient({ url: services.registryUrl }));
-    this.commands = await JobCommands.create({
+    this.commands = new JobCommands({
       pool: this.pool,
       codec: this.codec,
       jobEventsTopic: this.topics.jobEvents,
@@ -114,7 +114,7 @@ export class InProcessPipeline {
       limits: compileJobLimits({ resourceClasses }),
       ...(this.#o.createGroup ? { createGroup: this.#o.createGroup } : {}),
     });
-    this.schedules = await ScheduleCommands.create({
+    this.schedules = new ScheduleCommands({
       pool: this.pool,
       codec: this.codec,
       jobEventsTopic: this.topics.jobEvents,

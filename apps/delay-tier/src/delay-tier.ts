@@ -1,4 +1,3 @@
-import { OccurrenceGate } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
 import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import {
@@ -15,6 +14,7 @@ import { Dispatcher } from './dispatcher.js';
 import { applyJobEvent } from './event-applier.js';
 import { Hydrator } from './hydrator.js';
 import { Lookahead } from './lookahead.js';
+import { OccurrenceGate } from './occurrence-gate.js';
 import { Ownership } from './ownership.js';
 import { PartitionModes } from './partition-modes.js';
 import { Preloader } from './preloader.js';

@@ -1,5 +1,4 @@
-import type { OccurrenceGate } from '@kairos/commands';
-import { isKairosError, KairosError, PollLoop, type RoundOutcome } from '@kairos/core';
+import { isKairosError, KairosError, PollLoop, retryOnSerialization, type RoundOutcome } from '@kairos/core';
 import {
   claimJobsAsOwner,
   expireJobs,
@@ -15,6 +14,7 @@ import { nextDeadline, PartitionDeadlines } from './deadlines.js';
 import type { Ownership } from './ownership.js';
 import type { PartitionModes } from './partition-modes.js';
 import { dispatchFromPostgres } from './pg-dispatch.js';
+import type { OccurrenceGate } from './occurrence-gate.js';
 import type { HotRecord } from './record.js';
 import type { Release } from './release.js';
 import type { TaskMessages } from './task-messages.js';
@@ -52,21 +52,6 @@ export interface DispatcherOptions {
   readonly onExpired?: (record: HotRecord) => void;
   /** Redis refused a write for the partition (maxmemory): switch it to PostgreSQL-only. */
   readonly onOom: (partition: number) => void;
-}
-
-/**
- * Runs a claim transaction again when PostgreSQL reports a serialization failure (40001): a
- * reschedule that moved a row to another monthly partition while the claim waited for its lock.
- * Nothing was produced in the failed try (the produce happens after the claim).
- */
-async function retryOnSerialization<T>(fn: () => Promise<T>, tries = 3): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= tries || (err as { code?: string }).code !== '40001') throw err;
-    }
-  }
 }
 
 /** Partitions whose deadline is this close are visited in the same round (saves a wake-up). */

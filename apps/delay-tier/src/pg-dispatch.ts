@@ -1,4 +1,3 @@
-import type { OccurrenceGate } from '@kairos/commands';
 import { KairosError } from '@kairos/core';
 import {
   expireJobs,
@@ -10,6 +9,7 @@ import {
   type Pool,
 } from '@kairos/db';
 import type { Producer } from 'kafkajs';
+import type { OccurrenceGate } from './occurrence-gate.js';
 import { hotRecordFromJob, type HotRecord } from './record.js';
 import type { TaskMessages } from './task-messages.js';
 

@@ -45,7 +45,6 @@ const REAP_SLACK_MS = 5;
 export class Reaper {
   readonly #o: ReaperOptions;
   readonly #loop: PollLoop;
-  #registered = false;
 
   constructor(options: ReaperOptions) {
     this.#o = options;
@@ -138,17 +137,13 @@ export class Reaper {
       });
     }
     if (results.length > 0) {
-      if (!this.#registered) {
-        await this.#o.codec.register(this.#o.taskResultsTopic, SCHEMAS.taskResult);
-        this.#registered = true;
-      }
       await this.#o.producer.send({
         topic: this.#o.taskResultsTopic,
         acks: -1,
         messages: await Promise.all(
           results.map(async (r) => ({
             key: r.job_id,
-            value: await this.#o.codec.encode(this.#o.taskResultsTopic, r),
+            value: await this.#o.codec.encode(this.#o.taskResultsTopic, SCHEMAS.taskResult, r),
           })),
         ),
       });

@@ -9,7 +9,7 @@ import {
 } from '@kairos/kafka';
 import { createRedis, Leases } from '@kairos/redis';
 import type { Redis } from 'ioredis';
-import { SCHEMAS, type TaskDispatchRecord } from '@kairos/schemas';
+import type { TaskDispatchRecord } from '@kairos/schemas';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
 import { Heartbeats } from './attempt-lease.js';
@@ -164,8 +164,6 @@ export class Worker {
   async start(): Promise<void> {
     if (this.#started) throw new Error('worker already started');
     this.#started = true;
-    const names = topicNames(this.#o.topicPrefix);
-    await this.#codec.register(names.taskResults, SCHEMAS.taskResult);
     await this.#redis.connect();
     await this.#producer.connect();
     await this.#consumer.start();
