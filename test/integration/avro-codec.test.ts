@@ -1,4 +1,12 @@
-import { Compatibility, RestError, type Client } from '@confluentinc/schemaregistry';
+import {
+  AvroDeserializer,
+  AvroSerializer,
+  Compatibility,
+  RestError,
+  SerdeType,
+  TopicNameStrategy,
+  type Client,
+} from '@confluentinc/schemaregistry';
 import { expect, test } from 'vitest';
 import { AvroCodec, createRegistryClient, valueSubject, wireSchemaId } from '@kairos/kafka';
 import { useNamespace } from '../support/namespace.js';
@@ -94,4 +102,46 @@ test('a failed registration is not memoised: the next encode registers again', a
   expect(registrations() - before).toBe(3);
   expect(wireSchemaId(bytes)).toBe((await client.getLatestSchemaMetadata(subject)).id);
   expect(await codec.decode(topic, bytes)).toEqual({ id: 'a', n: 1 });
+});
+
+test("values are byte for byte what Confluent's serializer writes, and each side reads the other's", async () => {
+  const ns = await useNamespace('codec-wire');
+  const { client } = countingRegistry(ns);
+  const topic = freshTopic(ns, client, 'wire');
+  const schema = {
+    type: 'record',
+    name: 'CodecWire',
+    namespace: 'io.kairos.test',
+    fields: [
+      { name: 'id', type: 'string' },
+      { name: 'due_at', type: { type: 'long', logicalType: 'timestamp-millis' } },
+      {
+        name: 'deadline_at',
+        type: ['null', { type: 'long', logicalType: 'timestamp-millis' }],
+        default: null,
+      },
+      { name: 'payload', type: 'bytes' },
+      { name: 'state', type: { type: 'enum', name: 'CodecState', symbols: ['A', 'B'] } },
+    ],
+  };
+  const value = {
+    id: 'j-1',
+    due_at: 1_767_225_600_000,
+    deadline_at: null,
+    payload: Buffer.from('{}'),
+    state: 'B',
+  };
+  const codec = new AvroCodec(client);
+  const ours = await codec.encode(topic, schema, value);
+  const theirs = await new AvroSerializer(client, SerdeType.VALUE, {
+    useSchemaId: wireSchemaId(ours),
+    autoRegisterSchemas: false,
+    subjectNameStrategy: TopicNameStrategy,
+  }).serialize(topic, value);
+  expect(ours.equals(theirs)).toBe(true);
+  const deserializer = new AvroDeserializer(client, SerdeType.VALUE, {
+    subjectNameStrategy: TopicNameStrategy,
+  });
+  expect({ ...((await deserializer.deserialize(topic, ours)) as object) }).toEqual(value);
+  expect({ ...((await new AvroCodec(client).decode(topic, theirs)) as object) }).toEqual(value);
 });
