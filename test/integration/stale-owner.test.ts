@@ -1,5 +1,5 @@
 import {
-  claimJobsAsOwner,
+  claimJobsAsOwners,
   holdPartitionEpoch,
   inTransaction,
   partitionOwner,
@@ -62,17 +62,24 @@ test('an owner whose epoch was superseded (kept alive across a takeover) cannot 
   // The PostgreSQL fence says the same to any dispatch transaction tagged with the old epoch.
   expect(await inTransaction(p.pool, (tx) => holdPartitionEpoch(tx, P, Number(old!.epoch)))).toBe(false);
   expect(await inTransaction(p.pool, (tx) => holdPartitionEpoch(tx, P, intruder))).toBe(true);
-  // And the dispatcher's claim, which checks the epoch in the same statement: the old epoch claims
-  // nothing (and says so), a partition nobody took claims nothing, the current epoch claims.
+  // And the dispatcher's claim, which checks the epochs in the same statement: under the old
+  // epoch nothing of P is claimed and P is not current; a partition nobody took is not current
+  // either; under the current epoch P's jobs are claimed.
   const candidates = (
     await p.pool.query<{ id: string; due_at: Date; version: number }>(
       'SELECT id, due_at, version FROM jobs WHERE id = ANY($1::uuid[])',
       [inP],
     )
-  ).rows.map((r) => ({ jobId: r.id, dueAt: r.due_at, version: r.version }));
-  const claim = (partition: number, epoch: number) =>
-    inTransaction(p.pool, (tx) => claimJobsAsOwner(tx, partition, epoch, candidates, new Date()));
-  expect(await claim(P, Number(old!.epoch))).toBeUndefined();
-  expect(await claim(partitions + 7, 1)).toBeUndefined();
-  expect((await claim(P, intruder))?.map((c) => c.id).sort()).toEqual([...inP].sort());
+  ).rows.map((r) => ({ jobId: r.id, dueAt: r.due_at, version: r.version, partition: P }));
+  const claim = (owners: { partition: number; epoch: number }[]) =>
+    inTransaction(p.pool, (tx) => claimJobsAsOwners(tx, owners, candidates, new Date()));
+  const stale = await claim([
+    { partition: P, epoch: Number(old!.epoch) },
+    { partition: partitions + 7, epoch: 1 },
+  ]);
+  expect([...stale.current]).toEqual([]);
+  expect(stale.claimed).toEqual([]);
+  const current = await claim([{ partition: P, epoch: intruder }]);
+  expect([...current.current]).toEqual([P]);
+  expect(current.claimed.map((c) => c.id).sort()).toEqual([...inP].sort());
 });

@@ -1,12 +1,5 @@
-import { isKairosError, KairosError, PollLoop, retryOnSerialization, type RoundOutcome } from '@kairos/core';
-import {
-  claimJobsAsOwner,
-  expireJobs,
-  inTransaction,
-  forgetDispatchedAttempts,
-  writeOutbox,
-  type Pool,
-} from '@kairos/db';
+import { isKairosError, PollLoop, type RoundOutcome } from '@kairos/core';
+import type { Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Producer } from 'kafkajs';
@@ -17,6 +10,7 @@ import { dispatchFromPostgres } from './pg-dispatch.js';
 import type { OccurrenceGate } from './occurrence-gate.js';
 import type { HotRecord } from './record.js';
 import type { Release } from './release.js';
+import { dispatchRound, type PoppedPartition } from './round-dispatch.js';
 import type { TaskMessages } from './task-messages.js';
 
 export interface DispatcherOptions {
@@ -123,77 +117,119 @@ export class Dispatcher {
   }
 
   /**
-   * One pass over the dispatchable partitions whose deadline came, a few at a time: they are
-   * independent (own hot set, own epoch), and one after another a job due in the last partition
-   * waited for every other partition's PostgreSQL claim and Kafka produce. Again at once when one
-   * had a full batch, else a sleep until the earliest deadline.
+   * One pass over the dispatchable partitions whose deadline came. Hot partitions are popped, then
+   * dispatched together (dispatchRound: one claim transaction per task topic for all of them,
+   * rather than one partition after another); PostgreSQL-only partitions each on their own. Again
+   * at once when one had a full batch, else a sleep until the earliest deadline.
    */
   async #round(): Promise<RoundOutcome> {
     const dispatchable = this.#o.ownership.dispatchable();
-    const queue = this.#deadlines.due(dispatchable, SLACK_MS);
+    const due = this.#deadlines.due(dispatchable, SLACK_MS);
+    for (const partition of due) this.#deadlines.visiting(partition);
+    const next = new Map<number, number>();
+    const fallback = due.filter((p) => this.#o.modes.isFallback(p));
+    await Promise.all([
+      this.#hotRound(
+        due.filter((p) => !fallback.includes(p)),
+        next,
+      ),
+      this.#fallbackRound(fallback, next),
+    ]);
     let busy = false;
-    const lane = async () => {
-      for (let partition = queue.shift(); partition !== undefined; partition = queue.shift()) {
-        this.#deadlines.visiting(partition);
-        let next: number;
-        try {
-          next = await this.#dispatchPartition(partition);
-        } catch (err) {
-          // One partition's failure (Redis, Kafka, PostgreSQL) must not stall the others; its
-          // popped jobs stay in flight and are reclaimed.
-          this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying shortly');
-          next = this.#deadlines.now() + RETRY_MS;
-        }
-        this.#deadlines.plan(partition, next);
-        if (next <= this.#deadlines.now()) busy = true;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#o.concurrency, queue.length) }, lane));
+    for (const [partition, at] of next) {
+      this.#deadlines.plan(partition, at);
+      if (at <= this.#deadlines.now()) busy = true;
+    }
     return busy ? true : this.#deadlines.pauseMs(dispatchable);
   }
 
+  /** Pops each hot partition, then dispatches what they gave in one go; notes each next visit. */
+  async #hotRound(partitions: readonly number[], next: Map<number, number>): Promise<void> {
+    const popped: PoppedPartition[] = [];
+    await Promise.all(
+      partitions.map(async (partition) => {
+        const at = await this.#guarded(partition, async (epoch) => {
+          const pop = await this.#pop(partition, epoch);
+          if (pop.records.length > 0) popped.push({ partition, epoch, ...pop });
+          return pop.nextAt;
+        });
+        next.set(partition, at);
+      }),
+    );
+    if (popped.length === 0) return;
+    try {
+      const result = await dispatchRound(this.#o, popped);
+      for (const p of popped) if (result.get(p.partition) === 'stale') this.#stale(p.partition, p.epoch);
+    } catch (err) {
+      // Redis, Kafka or PostgreSQL failing: the popped jobs stay in flight and are reclaimed.
+      this.#o.log.error(
+        { err, partitions: popped.map((p) => p.partition) },
+        'dispatch failed; retrying shortly',
+      );
+      for (const p of popped) next.set(p.partition, this.#deadlines.now() + RETRY_MS);
+      return;
+    }
+  }
+
   /**
-   * Dispatches what is due in the partition; returns the local time of its next visit (-Infinity
-   * when it had a full batch: more may be due).
+   * Runs `act` for the partition under its current epoch and returns the local time of its next
+   * visit. A superseded epoch leaves the partition out of the rounds until it is whole again; a
+   * Redis refusal at maxmemory switches it to PostgreSQL-only mode; any other failure is retried
+   * shortly, without stalling the other partitions.
    */
-  async #dispatchPartition(partition: number): Promise<number> {
+  async #guarded(partition: number, act: (epoch: number) => Promise<number>): Promise<number> {
     const epochP = this.#o.ownership.epoch(partition);
     if (!epochP) return Infinity;
     const epoch = await epochP;
     try {
-      if (this.#o.modes.isFallback(partition)) {
-        const nowMs = await this.#o.hot.serverTimeMs();
-        const { sent, expired } = await dispatchFromPostgres(
-          this.#o,
-          partition,
-          epoch,
-          nowMs,
-          this.#o.preDispatchMs,
-          this.#o.batchSize,
-        );
-        this.#report(sent, expired, nowMs);
-        if (sent.length + expired.length >= this.#o.batchSize) return -Infinity;
-        return this.#deadlines.now() + this.#o.fallbackPollMs;
-      }
-      return await this.#dispatchHot(partition, epoch);
+      return await act(epoch);
     } catch (err) {
       if (isKairosError(err, 'STALE_EPOCH')) {
-        // Not awaited: a rebuild of one partition must not pause dispatch for the others; the
-        // partition is left out of the rounds until it is whole again.
-        this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
-          this.#o.log.error(
-            { err: e, partition },
-            'recovering a stale partition failed; retrying on next stale',
-          );
-        });
+        this.#stale(partition, epoch);
         return Infinity;
       }
       if (isKairosError(err, 'REDIS_OOM')) {
         this.#o.onOom(partition);
         return -Infinity;
       }
-      throw err;
+      this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying shortly');
+      return this.#deadlines.now() + RETRY_MS;
     }
+  }
+
+  /** Not awaited: a rebuild of one partition must not pause dispatch for the others. */
+  #stale(partition: number, epoch: number): void {
+    this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
+      this.#o.log.error({ err: e, partition }, 'recovering a stale partition failed; retrying on next stale');
+    });
+  }
+
+  /** PostgreSQL-only partitions, `concurrency` at a time (each holds a connection meanwhile). */
+  async #fallbackRound(partitions: readonly number[], next: Map<number, number>): Promise<void> {
+    const queue = [...partitions];
+    const lane = async () => {
+      for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+        const partition = p;
+        next.set(partition, await this.#guarded(partition, (epoch) => this.#dispatchPg(partition, epoch)));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#o.concurrency, queue.length) }, lane));
+  }
+
+  /** A PostgreSQL-only partition: due jobs straight from PostgreSQL, polled (no hot set). */
+  async #dispatchPg(partition: number, epoch: number): Promise<number> {
+    const nowMs = await this.#o.hot.serverTimeMs();
+    const { sent, expired } = await dispatchFromPostgres(
+      this.#o,
+      partition,
+      epoch,
+      nowMs,
+      this.#o.preDispatchMs,
+      this.#o.batchSize,
+    );
+    this.#report(sent, expired, nowMs);
+    if (sent.length + expired.length >= this.#o.batchSize) return -Infinity;
+    return this.#deadlines.now() + this.#o.fallbackPollMs;
   }
 
   /**
@@ -203,96 +239,33 @@ export class Dispatcher {
    * slow part after it (PostgreSQL claim, Kafka produce) runs in parallel.
    */
   #pop(partition: number, epoch: number) {
-    const turn = this.#popTurn.then(async () => {
-      const plan = await this.#o.release.plan();
-      const popped = await this.#o.hot.popDue(partition, epoch, {
-        classes: plan.classes,
-        leadMs: this.#o.preDispatchMs,
-        quantum: this.#o.quantum,
-        weights: this.#o.tenantWeights,
-      });
-      this.#deadlines.sync(popped.nowMs);
-      const nextAt = this.#deadlines.toLocal(nextDeadline(popped, plan, this.#o.preDispatchMs));
-      const records = popped.jobs.map((j) => JSON.parse(j.record) as HotRecord);
-      const perClass = new Map<string, number>();
-      for (const r of records) perClass.set(r.resource_class, (perClass.get(r.resource_class) ?? 0) + 1);
-      await this.#o.release.settle(plan, perClass);
-      // A class popped to its limit may have more due at once.
-      const full = plan.classes.some((c) => c.limit > 0 && (perClass.get(c.name) ?? 0) >= c.limit);
-      return { nowMs: popped.nowMs, records, nextAt: full ? -Infinity : nextAt };
-    });
+    // No class limited: nothing to share out, so the pops of a round go out together.
+    if (!this.#o.release.limited) return this.#popNow(partition, epoch);
+    const turn = this.#popTurn.then(() => this.#popNow(partition, epoch));
     this.#popTurn = turn.catch(() => undefined);
     return turn;
   }
 
-  /** Returns the local time of the partition's next visit (-Infinity: go again at once). */
-  async #dispatchHot(partition: number, epoch: number): Promise<number> {
-    const { nowMs, records, nextAt } = await this.#pop(partition, epoch);
-    if (records.length === 0) return nextAt;
-
-    // Deadline passed by Redis time: the job is not worth running any more.
-    const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < nowMs);
-    const live = records.filter((r) => !expired.includes(r));
-    await expireJobs(
-      this.#o.pool,
-      expired.map((r) => ({
-        jobId: r.job_id,
-        dueAt: new Date(r.due_at),
-        deadlineAt: new Date(r.deadline_at ?? 0),
-      })),
-    );
-    // Reported as soon as PostgreSQL has it: a later ack refused for a stale epoch must not
-    // hide a dispatch that happened.
-    this.#report([], expired, nowMs);
-    // Each resource class on its own: a class whose topic is missing or failing keeps its jobs
-    // in flight (reclaimed and retried) without holding back the other classes' jobs.
-    const settled: HotRecord[] = [...expired];
-    for (const [topic, group] of this.#o.messages.byTopic(live)) {
-      const messages = await Promise.all(group.map((r) => this.#o.messages.build(r, epoch, nowMs)));
-      try {
-        const claimed = await retryOnSerialization(() =>
-          inTransaction(this.#o.pool, async (tx) => {
-            const claimed = await claimJobsAsOwner(
-              tx,
-              partition,
-              epoch,
-              group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
-              new Date(nowMs),
-            );
-            if (!claimed) {
-              throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
-            }
-            // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
-            const gated = await this.#o.gate.apply(tx, claimed, nowMs);
-            await writeOutbox(tx, gated.events);
-            const ids = new Set(claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
-            await forgetDispatchedAttempts(
-              tx,
-              claimed.filter((c) => !ids.has(c.id)),
-            );
-            const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
-            if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
-            return ids;
-          }),
-        );
-        // Unclaimed jobs were cancelled, rescheduled or dispatched meanwhile: dropped here.
-        settled.push(...group);
-        this.#report(
-          group.filter((r) => claimed.has(r.job_id)),
-          [],
-          nowMs,
-        );
-      } catch (err) {
-        if (isKairosError(err, 'STALE_EPOCH')) throw err;
-        this.#o.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
-      }
-    }
-    await this.#o.hot.ack(
-      partition,
-      epoch,
-      settled.map((r) => ({ jobId: r.job_id, version: r.version })),
-    );
-    return nextAt;
+  async #popNow(
+    partition: number,
+    epoch: number,
+  ): Promise<{ nowMs: number; records: HotRecord[]; nextAt: number }> {
+    const plan = await this.#o.release.plan();
+    const popped = await this.#o.hot.popDue(partition, epoch, {
+      classes: plan.classes,
+      leadMs: this.#o.preDispatchMs,
+      quantum: this.#o.quantum,
+      weights: this.#o.tenantWeights,
+    });
+    this.#deadlines.sync(popped.nowMs);
+    const nextAt = this.#deadlines.toLocal(nextDeadline(popped, plan, this.#o.preDispatchMs));
+    const records = popped.jobs.map((j) => JSON.parse(j.record) as HotRecord);
+    const perClass = new Map<string, number>();
+    for (const r of records) perClass.set(r.resource_class, (perClass.get(r.resource_class) ?? 0) + 1);
+    await this.#o.release.settle(plan, perClass);
+    // A class popped to its limit may have more due at once.
+    const full = plan.classes.some((c) => c.limit > 0 && (perClass.get(c.name) ?? 0) >= c.limit);
+    return { nowMs: popped.nowMs, records, nextAt: full ? -Infinity : nextAt };
   }
 
   #report(sent: readonly HotRecord[], expired: readonly HotRecord[], nowMs: number): void {

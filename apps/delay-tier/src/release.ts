@@ -40,6 +40,15 @@ export class Release {
     this.#readAt = -Infinity;
   }
 
+  /**
+   * Whether some class had a rate limit when limits were last read (true before the first read):
+   * only then must partitions pop one at a time, so that the first to ask does not take a small
+   * bucket whole.
+   */
+  get limited(): boolean {
+    return this.#readAt === -Infinity || this.#order.some((c) => this.#limits[c] !== undefined);
+  }
+
   async plan(): Promise<ReleasePlan> {
     if (Date.now() - this.#readAt >= this.#refreshMs) {
       this.#limits = await this.#limiter.limits();

@@ -36,10 +36,10 @@ export interface ClaimedJob {
  * attempt is recorded from its dispatch on, in the same statement, so the tracker need not read
  * the task topics to learn of dispatches.
  */
-const RECORD_ATTEMPTS = (epochParam: string, atParam: string) => `
+const RECORD_ATTEMPTS = (epochParam: string, atParam: string, from = 'u') => `
      a AS (
        INSERT INTO attempts (job_id, fence, attempt, epoch, dispatched_at)
-       SELECT id, fence, attempt, ${epochParam}, ${atParam} FROM u
+       SELECT id, fence, attempt, ${epochParam}, ${atParam} FROM ${from}
        ON CONFLICT (job_id, fence) DO UPDATE
          SET dispatched_at = LEAST(attempts.dispatched_at, EXCLUDED.dispatched_at)
      )`;
@@ -60,12 +60,11 @@ export async function claimForDispatch(
   return new Set((await claimJobsForDispatch(db, jobs, dispatchedAt, epoch)).map((c) => c.id));
 }
 
-/** The claim of claimJobsForDispatch; with `gate`, only while that CTE says the epoch holds. */
-const CLAIM = (gate: string) => `
+/** The claim of the popped jobs `p` (id, due_at, version, ...), those `gate` lets through. */
+const CLAIM = (candidates: string, gate: string) => `
      c AS (
        SELECT j.id, j.due_at FROM jobs j
-       JOIN unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS p(id, due_at, version)
-         ON j.id = p.id AND j.due_at = p.due_at AND j.version = p.version
+       JOIN ${candidates} ON j.id = p.id AND j.due_at = p.due_at AND j.version = p.version
        WHERE j.state = 'SCHEDULED' AND (j.misfire_after IS NULL OR j.misfire_after >= $4 OR j.attempt > 1)
          ${gate}
        ORDER BY j.id
@@ -74,8 +73,8 @@ const CLAIM = (gate: string) => `
      u AS (
        UPDATE jobs j SET state = 'QUEUED', dispatched_at = $4, updated_at = now()
        FROM c WHERE j.id = c.id AND j.due_at = c.due_at
-       RETURNING j.id, j.schedule_id, j.fence, j.attempt
-     ),${RECORD_ATTEMPTS('$5', '$4')}`;
+       RETURNING j.id, j.schedule_id, j.fence, j.attempt, j.shard
+     )`;
 
 type ClaimRow = { id: string | null; schedule_id: string | null; fence: string | null };
 
@@ -84,12 +83,10 @@ const claimed = (rows: readonly ClaimRow[]): ClaimedJob[] =>
     row.id === null ? [] : [{ id: row.id, scheduleId: row.schedule_id, fence: Number(row.fence) }],
   );
 
-const claimParams = (jobs: readonly ClaimCandidate[], dispatchedAt: Date, epoch: number) => [
+const candidateParams = (jobs: readonly ClaimCandidate[]) => [
   jobs.map((j) => j.jobId),
   jobs.map((j) => j.dueAt),
   jobs.map((j) => j.version),
-  dispatchedAt,
-  epoch,
 ];
 
 /**
@@ -107,33 +104,65 @@ export async function claimJobsForDispatch(
 ): Promise<ClaimedJob[]> {
   if (jobs.length === 0) return [];
   const r = await db.query<ClaimRow>(
-    `WITH ${CLAIM('')}
+    `WITH ${CLAIM('unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS p(id, due_at, version)', '')},
+     ${RECORD_ATTEMPTS('$5', '$4')}
      SELECT id, schedule_id, fence FROM u`,
-    claimParams(jobs, dispatchedAt, epoch),
+    [...candidateParams(jobs), dispatchedAt, epoch],
   );
   return claimed(r.rows);
 }
 
+/** A partition's owner as a dispatch knows it: the epoch it popped under. */
+export interface PartitionOwnership {
+  readonly partition: number;
+  readonly epoch: number;
+}
+
+/** A popped job and the partition (its shard) it was popped from. */
+export interface PartitionClaimCandidate extends ClaimCandidate {
+  readonly partition: number;
+}
+
+export interface OwnersClaim {
+  /** Partitions whose epoch was still the current one (the others claimed nothing). */
+  readonly current: ReadonlySet<number>;
+  readonly claimed: ClaimedJob[];
+}
+
 /**
- * holdPartitionEpoch and claimJobsForDispatch in one statement (one round trip less per
- * dispatch): holds the partition's epoch row (FOR SHARE) and claims only while `epoch` is the
- * current one. Undefined when it is not (a new owner took the partition): nothing was claimed.
+ * The dispatch claim of one round, for every partition at once (one statement, one round trip):
+ * holds each partition's epoch row (FOR SHARE, in partition order) while its epoch is the one
+ * popped under, and claims, version-checked as claimJobsForDispatch, only the jobs of those
+ * partitions; each attempt's row records its partition's epoch. A new owner's takePartitionEpoch
+ * waits for the transaction, so no job is claimed under a superseded epoch.
  */
-export async function claimJobsAsOwner(
+export async function claimJobsAsOwners(
   db: Queryable,
-  partition: number,
-  epoch: number,
-  jobs: readonly ClaimCandidate[],
+  owners: readonly PartitionOwnership[],
+  jobs: readonly PartitionClaimCandidate[],
   dispatchedAt: Date,
-): Promise<ClaimedJob[] | undefined> {
-  const r = await db.query<ClaimRow & { epoch: string }>(
-    `WITH e AS (SELECT epoch FROM partition_epochs WHERE partition = $6 FOR SHARE),
-     ${CLAIM('AND EXISTS (SELECT 1 FROM e WHERE e.epoch = $5)')}
-     SELECT e.epoch, u.id, u.schedule_id, u.fence FROM e LEFT JOIN u ON true`,
-    [...claimParams(jobs, dispatchedAt, epoch), partition],
+): Promise<OwnersClaim> {
+  const r = await db.query<ClaimRow & { partition: number }>(
+    `WITH o AS (SELECT * FROM unnest($5::int[], $6::bigint[]) AS o(partition, epoch)),
+     e AS (
+       SELECT pe.partition FROM partition_epochs pe JOIN o ON pe.partition = o.partition AND pe.epoch = o.epoch
+       ORDER BY pe.partition FOR SHARE OF pe
+     ),
+     ${CLAIM(
+       'unnest($1::uuid[], $2::timestamptz[], $3::int[], $7::int[]) AS p(id, due_at, version, partition)',
+       'AND j.shard = p.partition AND p.partition IN (SELECT partition FROM e)',
+     )},
+     ${RECORD_ATTEMPTS('o.epoch', '$4', 'u JOIN o ON o.partition = u.shard')}
+     SELECT e.partition, u.id, u.schedule_id, u.fence FROM e LEFT JOIN u ON u.shard = e.partition`,
+    [
+      ...candidateParams(jobs),
+      dispatchedAt,
+      owners.map((o) => o.partition),
+      owners.map((o) => o.epoch),
+      jobs.map((j) => j.partition),
+    ],
   );
-  if (r.rows[0] === undefined || Number(r.rows[0].epoch) !== epoch) return undefined;
-  return claimed(r.rows);
+  return { current: new Set(r.rows.map((row) => Number(row.partition))), claimed: claimed(r.rows) };
 }
 
 /**
