@@ -59,10 +59,9 @@ export interface DelayTierOptions {
    */
   readonly fallbackPollMs?: number;
   /**
-   * Partitions dispatched at once in a round; each holds a PostgreSQL connection while it claims
-   * and produces, so keep it well below the pool's size. More than 1 shortens the wait of a job
-   * whose partition comes late in a round, at the cost of connections and of bursts downstream
-   * (on 2 cores, W5's end-to-end latency was best at 1). Default: 1.
+   * PostgreSQL-only partitions (Redis out of memory) dispatched at once in a round; each holds a
+   * PostgreSQL connection while it reads, produces and commits, so keep it below the pool's size.
+   * Hot partitions are always dispatched together, in one claim per task topic. Default: 1.
    */
   readonly dispatchConcurrency?: number;
   /** Jobs due within this window live in Redis, later ones only in PostgreSQL. Default: 60 min. */

@@ -18,7 +18,7 @@ export interface TierEnv {
   readonly overlapRecheckMs: number;
   /** KAIROS_VERSION_TTL_SECONDS: how long a job's version marker stays in Redis, default 604,800 (7 days). */
   readonly versionTtlSeconds: number;
-  /** KAIROS_DISPATCH_CONCURRENCY: partitions dispatched at once, default 1. */
+  /** KAIROS_DISPATCH_CONCURRENCY: PostgreSQL-only partitions dispatched at once, default 1. */
   readonly dispatchConcurrency: number;
   /** KAIROS_DISPATCH_MAX_SLEEP_MS: longest the dispatcher leaves a partition unvisited (safety net), default 1,000. */
   readonly dispatchMaxSleepMs: number;
