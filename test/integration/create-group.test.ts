@@ -24,6 +24,8 @@ interface Published {
   readonly key: string | undefined;
   readonly traceparent: string | undefined;
   readonly jobIdHeader: string | undefined;
+  /** Sent by the outbox relay (the other copy is Debezium's). */
+  readonly relayed: boolean;
   readonly event: JobEventRecord;
 }
 
@@ -64,6 +66,7 @@ async function followJobEvents(p: Pipeline): Promise<Map<string, Published[]>> {
         key: message.key?.toString(),
         traceparent: headerString(message.headers, HEADERS.traceparent),
         jobIdHeader: headerString(message.headers, HEADERS.jobId),
+        relayed: headerString(message.headers, HEADERS.relay) !== undefined,
         event,
       });
       byJob.set(event.job_id, list);
@@ -166,7 +169,7 @@ test('concurrent single creates share transactions; each caller gets its own ans
   );
   expect(keys.rows[0]!.n).toBe(2);
 
-  // 4. Every job created has exactly one JobScheduled event on Kafka, keyed by its routing key in
+  // 4. Every job created has exactly one JobScheduled event on Kafka (sent twice: relay, Debezium), keyed by its routing key in
   // its shard's partition, carrying its own caller's trace context; nothing else was published.
   const view = (b: Created['body'], trace: string | undefined) => ({ ...b, trace });
   const turn = oneTurn[0]!.job;
@@ -179,16 +182,23 @@ test('concurrent single creates share transactions; each caller gets its own ans
       undefined,
     ),
   ];
+  // Each event twice: from the outbox relay and from Debezium, alike but for the relay's mark.
   await eventually(
-    'every created job to reach kairos.job-events',
-    () => jobs.every((j) => published.has(j.id)),
+    'every created job to reach kairos.job-events by both paths',
+    () => jobs.every((j) => (published.get(j.id)?.length ?? 0) >= 2),
     90_000,
   );
   for (const j of jobs) {
     const events = published.get(j.id)!;
-    expect(events, j.id).toHaveLength(1);
+    expect(
+      events.map((e) => e.relayed),
+      j.id,
+    ).toEqual(expect.arrayContaining([true, false]));
+    expect(events, j.id).toHaveLength(2);
+    expect({ ...events[0], relayed: true }).toEqual({ ...events[1], relayed: true });
     const [e] = events;
-    expect({ ...e, event: { ...e!.event, event_id: 'x', occurred_at: 0 } }).toEqual({
+    expect({ ...e, relayed: false, event: { ...e!.event, event_id: 'x', occurred_at: 0 } }).toEqual({
+      relayed: false,
       partition: j.shard,
       key: j.id,
       traceparent: j.trace,
@@ -215,7 +225,12 @@ test('concurrent single creates share transactions; each caller gets its own ans
   }
   const total = (await p.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
   expect(total).toBe(jobs.length);
-  expect([...published.values()].flat()).toHaveLength(jobs.length);
+  expect([...published.values()].flat()).toHaveLength(2 * jobs.length);
+  // A create is one statement; its outbox rows are deleted soon after it, not in it.
+  await eventually(
+    'the outbox rows to be swept',
+    async () => (await p.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox')).rows[0]!.n === 0,
+  );
 });
 
 test('a lost connection fails every member of a group with its own copy of the error, and nothing is retried', async () => {

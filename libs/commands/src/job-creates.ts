@@ -1,9 +1,7 @@
-import type { Job } from '@kairos/core';
+import { KairosError, type Job } from '@kairos/core';
 import {
-  deleteOutbox,
   idempotencyMapKey,
-  inTransaction,
-  insertJobsWithEvents,
+  insertJobsCommitted,
   jobsOfIdempotencyKeys,
   type NewJobRow,
   type OutboxRow,
@@ -32,11 +30,13 @@ export function firstOfEachKey(rows: readonly NewJobRow[]): NewJobRow[] {
 }
 
 /**
- * Writes creates in one transaction (job rows, keys and events in one statement, then the outbox
- * delete) and answers each row in order. Within the list the first create of a key wins and later
- * ones get its job (`created: false`), as does a key that already had a job. `events` holds the
- * JobScheduled event of (at least) each first row, by job id. Every answer is computed inside the
- * transaction, so a throw always means nothing was committed.
+ * Writes creates in one statement, its own transaction (job rows, keys and events at once: one
+ * round trip), and answers each row in order. Within the list the first create of a key wins and
+ * later ones get its job (`created: false`), as does a key that already had a job, read after the
+ * commit. `events` holds the JobScheduled event of (at least) each first row, by job id. A throw
+ * of the statement means nothing was committed; a failure to read the holders of keys afterwards
+ * (the jobs committed, the answer unknown) is reported as a dependency failure to every caller of
+ * the group, whose retry with the same idempotency key then gets its job.
  */
 export async function writeCreates(
   pool: Pool,
@@ -52,24 +52,26 @@ export async function writeCreates(
   const winnerOfKey = new Map(
     unique.flatMap((r) => (r.idempotencyKey === null ? [] : [[keyOf(r), r] as const])),
   );
-  return inTransaction(pool, async (tx) => {
-    const created = new Map((await insertJobsWithEvents(tx, unique, outbox)).map((j) => [j.id, j]));
-    const held = unique.flatMap((r) =>
-      r.idempotencyKey !== null && !created.has(r.id)
-        ? [{ tenantId: r.tenantId, idempotencyKey: r.idempotencyKey }]
-        : [],
+  const created = new Map((await insertJobsCommitted(pool, unique, outbox)).map((j) => [j.id, j]));
+  const held = unique.flatMap((r) =>
+    r.idempotencyKey !== null && !created.has(r.id)
+      ? [{ tenantId: r.tenantId, idempotencyKey: r.idempotencyKey }]
+      : [],
+  );
+  const originals = await jobsOfIdempotencyKeys(pool, held).catch((err: unknown) => {
+    throw new KairosError(
+      'DEPENDENCY_UNAVAILABLE',
+      'the jobs were written; reading the holders of their keys failed',
+      {
+        cause: err,
+      },
     );
-    const originals = await jobsOfIdempotencyKeys(tx, held);
-    await deleteOutbox(
-      tx,
-      outbox.filter((e) => created.has(e.jobId)).map((e) => e.id),
-    );
-    return rows.map((row) => {
-      const key = keyOf(row);
-      const winner = key === undefined ? row : (winnerOfKey.get(key) ?? row);
-      const job = created.get(winner.id) ?? (key === undefined ? undefined : originals.get(key));
-      if (!job) throw new Error(`the job of create ${winner.id} vanished inside its own transaction`);
-      return { job, created: winner === row && created.has(row.id) };
-    });
+  });
+  return rows.map((row) => {
+    const key = keyOf(row);
+    const winner = key === undefined ? row : (winnerOfKey.get(key) ?? row);
+    const job = created.get(winner.id) ?? (key === undefined ? undefined : originals.get(key));
+    if (!job) throw new Error(`the job of create ${winner.id} vanished after its own commit`);
+    return { job, created: winner === row && created.has(row.id) };
   });
 }

@@ -13,6 +13,7 @@ export * from './schedules.js';
 export * from './schedule-occurrences.js';
 export * from './schedule-runs.js';
 export { publishOutboxAfterCommit, type OutboxPublisher } from './outbox-relay.js';
+export { sweepOutboxSoon } from './outbox-sweeper.js';
 
 // Loading this package teaches classifyError PostgreSQL's errors.
 registerErrorRecogniser(recognisePgError);

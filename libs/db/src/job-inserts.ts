@@ -8,7 +8,8 @@ import {
   type NewJobRow,
   type OutboxRow,
 } from './jobs.js';
-import { noteOutboxWritten } from './outbox-relay.js';
+import { noteOutboxWritten, outboxCommitted } from './outbox-relay.js';
+import { sweepOutboxSoon } from './outbox-sweeper.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -153,6 +154,28 @@ export async function insertJobsWithEvents(
   noteOutboxWritten(
     db,
     events.filter((e) => inserted.has(e.jobId)),
+  );
+  return jobs;
+}
+
+/**
+ * insertJobsWithEvents as a statement of its own (its own transaction: one round trip for a
+ * whole create, no BEGIN, delete or COMMIT): once it returns, the jobs and their events are
+ * committed; the events go to the pool's outbox publisher and their rows are deleted soon after
+ * (Debezium has read the inserts from the WAL by then or will; a delete changes nothing it sends).
+ */
+export async function insertJobsCommitted(
+  pool: pg.Pool,
+  rows: readonly NewJobRow[],
+  events: readonly OutboxRow[],
+): Promise<Job[]> {
+  const jobs = await insertJobsWithEvents(pool, rows, events);
+  const inserted = new Set(jobs.map((j) => j.id));
+  const published = events.filter((e) => inserted.has(e.jobId));
+  outboxCommitted(pool, published);
+  sweepOutboxSoon(
+    pool,
+    published.map((e) => e.id),
   );
   return jobs;
 }

@@ -22,6 +22,11 @@ export function publishOutboxAfterCommit(pool: pg.Pool, publisher: OutboxPublish
   else publishers.delete(pool);
 }
 
+/** Outbox rows committed by a single statement outside inTransaction: published now. */
+export function outboxCommitted(pool: pg.Pool, rows: readonly OutboxRow[]): void {
+  if (rows.length > 0) publishers.get(pool)?.publish(rows);
+}
+
 /** inTransaction: a transaction on `client` begins. */
 export function outboxTransactionBegins(pool: pg.Pool, client: object): void {
   if (publishers.has(pool)) written.set(client, []);
