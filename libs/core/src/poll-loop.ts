@@ -1,4 +1,5 @@
 import { IdleBackoff } from './idle-backoff.js';
+import { Lifecycle, type Service, type ServiceState } from './lifecycle.js';
 
 /**
  * What a round says about the next one: `true` more work is waiting (run again at once); a
@@ -8,6 +9,8 @@ import { IdleBackoff } from './idle-backoff.js';
 export type RoundOutcome = boolean | number | void;
 
 export interface PollLoopOptions {
+  /** Names the loop in errors (a refused restart). Default: 'poll loop'. */
+  readonly name?: string;
   readonly round: () => Promise<RoundOutcome>;
   /** Pause after an idle round (and after a failed one), ms. */
   readonly intervalMs: number;
@@ -28,7 +31,8 @@ export interface PollLoopOptions {
  * back-off. wake() and wakeIn() cut a pause short; one that comes during a round is kept and
  * shortens the pause after it, so no wake is ever lost. Timers only, no I/O.
  */
-export class PollLoop {
+export class PollLoop implements Service {
+  readonly #life: Lifecycle;
   readonly #round: () => Promise<RoundOutcome>;
   readonly #onError: (err: unknown) => void;
   readonly #now: () => number;
@@ -50,6 +54,21 @@ export class PollLoop {
     this.#onError = options.onError;
     this.#now = options.now ?? (() => performance.now());
     this.#backoff = new IdleBackoff(options.intervalMs, max);
+    this.#life = new Lifecycle(options.name ?? 'poll loop', {
+      start: () => {
+        this.#running = true;
+        this.#loop = this.#run();
+      },
+      stop: async () => {
+        this.#running = false;
+        this.#rearm?.(-Infinity);
+        await this.#loop;
+      },
+    });
+  }
+
+  get state(): ServiceState {
+    return this.#life.state;
   }
 
   /** True from start() until stop() is called: a long round checks it to give up early. */
@@ -57,17 +76,14 @@ export class PollLoop {
     return this.#running;
   }
 
-  start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+  /** The first round starts at once. */
+  start(): Promise<void> {
+    return this.#life.start();
   }
 
   /** Stops after the current round (a pause ends at once). */
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#rearm?.(-Infinity);
-    await this.#loop;
+  stop(): Promise<void> {
+    return this.#life.stop();
   }
 
   /** The next round starts now: ends the current pause, or skips the next one if a round runs. */
