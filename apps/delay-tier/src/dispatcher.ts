@@ -1,19 +1,19 @@
 import type { OccurrenceGate } from '@kairos/commands';
-import { isKairosError, KairosError, PollLoop, type RoundOutcome } from '@kairos/core';
-import {
-  claimJobsForDispatch,
-  expireJobs,
-  holdPartitionEpoch,
-  inTransaction,
-  forgetDispatchedAttempts,
-  writeOutbox,
-  type Pool,
-} from '@kairos/db';
+import { isKairosError, PollLoop, type RoundOutcome, type Service, type ServiceState } from '@kairos/core';
+import { claimJobsForDispatch, forgetDispatchedAttempts, type Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Producer } from 'kafkajs';
+import {
+  claimAndProduce,
+  expireRecords,
+  pastDeadline,
+  type ClaimProduceDeps,
+  type ClaimStep,
+} from './claim-produce.js';
 import { nextDeadline, PartitionDeadlines } from './deadlines.js';
 import type { Ownership } from './ownership.js';
+import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
 import { dispatchFromPostgres } from './pg-dispatch.js';
 import type { HotRecord } from './record.js';
@@ -24,6 +24,8 @@ export interface DispatcherOptions {
   readonly hot: HotSet;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
+  /** STALE_EPOCH and REDIS_OOM policy of every partition's dispatch. */
+  readonly guard: OwnershipGuard;
   readonly release: Release;
   /** Where dispatches are claimed (fenced by epoch and version) and deadlines expire jobs. */
   readonly pool: Pool;
@@ -51,8 +53,6 @@ export interface DispatcherOptions {
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   /** Called for every job that expired instead of being dispatched. */
   readonly onExpired?: (record: HotRecord) => void;
-  /** Redis refused a write for the partition (maxmemory): switch it to PostgreSQL-only. */
-  readonly onOom: (partition: number) => void;
 }
 
 /**
@@ -89,8 +89,9 @@ const RETRY_MS = 100;
  * partition's state changing (refresh()). Waking early is harmless (the pop decides on Redis
  * TIME), so deadlines are converted to local time erring late only by a reply's transit.
  */
-export class Dispatcher {
+export class Dispatcher implements Service {
   readonly #o: DispatcherOptions;
+  readonly #claims: ClaimProduceDeps;
   readonly #loop: PollLoop;
   readonly #deadlines: PartitionDeadlines;
   /** Pops run one at a time (see #pop). */
@@ -99,19 +100,25 @@ export class Dispatcher {
   constructor(options: DispatcherOptions) {
     this.#o = options;
     this.#deadlines = new PartitionDeadlines(options.maxSleepMs);
+    this.#claims = { ...options, report: (sent, expired, nowMs) => this.#report(sent, expired, nowMs) };
     this.#loop = new PollLoop({
+      name: 'dispatcher',
       round: () => this.#round(),
       intervalMs: options.maxSleepMs,
       onError: (err) => options.log.error({ err }, 'dispatch round failed'),
     });
   }
 
-  start(): void {
-    this.#loop.start();
+  get state(): ServiceState {
+    return this.#loop.state;
   }
 
-  async stop(): Promise<void> {
-    await this.#loop.stop();
+  start(): Promise<void> {
+    return this.#loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /**
@@ -176,40 +183,29 @@ export class Dispatcher {
     const epochP = this.#o.ownership.epoch(partition);
     if (!epochP) return Infinity;
     const epoch = await epochP;
-    try {
-      if (this.#o.modes.isFallback(partition)) {
-        const nowMs = await this.#o.hot.serverTimeMs();
-        const { sent, expired } = await dispatchFromPostgres(
-          this.#o,
-          partition,
-          epoch,
-          nowMs,
-          this.#o.preDispatchMs,
-          this.#o.batchSize,
-        );
-        this.#report(sent, expired, nowMs);
-        if (sent.length + expired.length >= this.#o.batchSize) return -Infinity;
-        return this.#deadlines.now() + this.#o.fallbackPollMs;
-      }
-      return await this.#dispatchHot(partition, epoch);
-    } catch (err) {
-      if (isKairosError(err, 'STALE_EPOCH')) {
-        // Not awaited: a rebuild of one partition must not pause dispatch for the others; the
-        // partition is left out of the rounds until it is whole again.
-        this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
-          this.#o.log.error(
-            { err: e, partition },
-            'recovering a stale partition failed; retrying on next stale',
-          );
-        });
-        return Infinity;
-      }
-      if (isKairosError(err, 'REDIS_OOM')) {
-        this.#o.onOom(partition);
-        return -Infinity;
-      }
-      throw err;
-    }
+    const r = await this.#o.guard.run(partition, epoch, () =>
+      this.#o.modes.isFallback(partition)
+        ? this.#dispatchPostgres(partition, epoch)
+        : this.#dispatchHot(partition, epoch),
+    );
+    // Stale: left out of the rounds until recovered (refresh() on ready). OOM: again at once, PostgreSQL-only.
+    if (r.outcome === 'stale') return Infinity;
+    return r.outcome === 'oom' ? -Infinity : r.value;
+  }
+
+  /** PostgreSQL-only mode: no hot set to compute a deadline from, so it polls. */
+  async #dispatchPostgres(partition: number, epoch: number): Promise<number> {
+    const nowMs = await this.#o.hot.serverTimeMs();
+    const { sent, expired } = await dispatchFromPostgres(
+      this.#claims,
+      partition,
+      epoch,
+      nowMs,
+      this.#o.preDispatchMs,
+      this.#o.batchSize,
+    );
+    if (sent.length + expired.length >= this.#o.batchSize) return -Infinity;
+    return this.#deadlines.now() + this.#o.fallbackPollMs;
   }
 
   /**
@@ -247,16 +243,9 @@ export class Dispatcher {
     if (records.length === 0) return nextAt;
 
     // Deadline passed by Redis time: the job is not worth running any more.
-    const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < nowMs);
+    const expired = pastDeadline(records, nowMs);
     const live = records.filter((r) => !expired.includes(r));
-    await expireJobs(
-      this.#o.pool,
-      expired.map((r) => ({
-        jobId: r.job_id,
-        dueAt: new Date(r.due_at),
-        deadlineAt: new Date(r.deadline_at ?? 0),
-      })),
-    );
+    await expireRecords(this.#o.pool, expired);
     // Reported as soon as PostgreSQL has it: a later ack refused for a stale epoch must not
     // hide a dispatch that happened.
     this.#report([], expired, nowMs);
@@ -264,39 +253,12 @@ export class Dispatcher {
     // in flight (reclaimed and retried) without holding back the other classes' jobs.
     const settled: HotRecord[] = [...expired];
     for (const [topic, group] of this.#o.messages.byTopic(live)) {
-      const messages = await Promise.all(group.map((r) => this.#o.messages.build(r, epoch, nowMs)));
       try {
-        const claimed = await retryOnSerialization(() =>
-          inTransaction(this.#o.pool, async (tx) => {
-            if (!(await holdPartitionEpoch(tx, partition, epoch))) {
-              throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
-            }
-            const claimed = await claimJobsForDispatch(
-              tx,
-              group.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
-              new Date(nowMs),
-              epoch,
-            );
-            // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
-            const gated = await this.#o.gate.apply(tx, claimed, nowMs);
-            await writeOutbox(tx, gated.events);
-            const ids = new Set(claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
-            await forgetDispatchedAttempts(
-              tx,
-              claimed.filter((c) => !ids.has(c.id)),
-            );
-            const out = messages.filter((_, i) => ids.has(group[i]?.job_id ?? ''));
-            if (out.length > 0) await this.#o.producer.send({ topic, acks: -1, messages: out });
-            return ids;
-          }),
+        await retryOnSerialization(() =>
+          claimAndProduce(this.#claims, partition, epoch, nowMs, poppedClaim(group, epoch, nowMs)),
         );
         // Unclaimed jobs were cancelled, rescheduled or dispatched meanwhile: dropped here.
         settled.push(...group);
-        this.#report(
-          group.filter((r) => claimed.has(r.job_id)),
-          [],
-          nowMs,
-        );
       } catch (err) {
         if (isKairosError(err, 'STALE_EPOCH')) throw err;
         this.#o.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
@@ -314,4 +276,25 @@ export class Dispatcher {
     for (const r of expired) this.#o.onExpired?.(r);
     for (const r of sent) this.#o.onDispatched?.(r, nowMs);
   }
+}
+
+/**
+ * The hot set's claim: only a popped job still SCHEDULED at its popped version is claimed (its
+ * attempts row written in the same statement); a run the overlap gate then withholds has it
+ * forgotten again.
+ */
+function poppedClaim(records: readonly HotRecord[], epoch: number, nowMs: number): ClaimStep {
+  return {
+    claim: async (tx) => ({
+      claimed: await claimJobsForDispatch(
+        tx,
+        records.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
+        new Date(nowMs),
+        epoch,
+      ),
+      records,
+      expired: [],
+    }),
+    beforeProduce: (tx, _claim, withheld) => forgetDispatchedAttempts(tx, withheld),
+  };
 }
