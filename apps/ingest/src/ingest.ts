@@ -1,4 +1,5 @@
 import { Compatibility } from '@confluentinc/schemaregistry';
+import { Lifecycle, type Service, type ServiceState } from '@kairos/core';
 import { AvroCodec, groupMemberConfig, headerString, HEADERS, valueSubject } from '@kairos/kafka';
 import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
 import { SCHEMAS, type RejectionReason, type ScheduleRequestRecord } from '@kairos/schemas';
@@ -55,7 +56,7 @@ const FENCED = new Set([
  * with backoff inside the batch, heartbeating meanwhile, keeping what was already decided; the
  * batch is abandoned unresolved (and read again) only when the consumer stops or rebalances.
  */
-export class Ingest {
+export class Ingest implements Service {
   readonly #o: CompiledIngestOptions;
   readonly #consumer: Consumer;
   readonly #producer: Producer;
@@ -66,7 +67,7 @@ export class Ingest {
   readonly #stats: IngestStats = { accepted: 0, duplicates: 0, rejected: {}, retries: 0 };
   /** Prometheus metrics (the entry point serves them on /metrics). */
   readonly metrics: IngestMetrics = createIngestMetrics();
-  #started = false;
+  readonly #life = new Lifecycle('ingest', { start: () => this.#start(), stop: () => this.#stop() });
 
   constructor(options: IngestOptions) {
     this.#o = compileIngestOptions(options);
@@ -104,9 +105,19 @@ export class Ingest {
     return { ...this.#stats, rejected: { ...this.#stats.rejected } };
   }
 
-  async start(): Promise<void> {
-    if (this.#started) throw new Error('ingest already started');
-    this.#started = true;
+  get state(): ServiceState {
+    return this.#life.state;
+  }
+
+  start(): Promise<void> {
+    return this.#life.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#life.stop();
+  }
+
+  async #start(): Promise<void> {
     const { topics, registry } = this.#o;
     // The request schema is registered too, so the subject exists before any producer registers.
     // BACKWARD_TRANSITIVE: this reader must read every version ever registered (producers upgrade
@@ -145,9 +156,7 @@ export class Ingest {
     );
   }
 
-  async stop(): Promise<void> {
-    if (!this.#started) return;
-    this.#started = false;
+  async #stop(): Promise<void> {
     await this.#consumer
       .disconnect()
       .catch((err: unknown) => this.#o.log.warn({ err }, 'consumer disconnect'));

@@ -2,7 +2,7 @@ import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from
 import { inTransaction, lockSchedule, nextGenerationAt, schedulesToGenerate, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
-import { PollLoop } from '@kairos/core';
+import { PollLoop, type Service, type ServiceState } from '@kairos/core';
 
 export interface ScheduleGeneratorOptions {
   readonly pool: Pool;
@@ -51,13 +51,11 @@ export interface GeneratorTick {
  * schedule twice (and the occurrence ledger makes a repeated occurrence a no-op anyway). The
  * cursor and the jobs commit together, so a restart resumes exactly where the last commit left it.
  */
-export class ScheduleGenerator {
+export class ScheduleGenerator implements Service {
   readonly #o: ScheduleGeneratorOptions;
   readonly #log: Logger;
   readonly #settings: GenerationSettings;
   readonly #loop: PollLoop;
-  /** stop() was called: a round in progress gives up between schedules. */
-  #stopping = false;
 
   constructor(options: ScheduleGeneratorOptions) {
     this.#o = options;
@@ -70,6 +68,7 @@ export class ScheduleGenerator {
     if (!Number.isInteger(max) || max < interval)
       throw new RangeError(`maxIntervalMs must be an integer >= intervalMs (${interval}), got ${max}`);
     this.#loop = new PollLoop({
+      name: 'schedule generator',
       round: async () => {
         await this.tick();
         // Sleep until PostgreSQL's next generation time, within [interval, max].
@@ -82,14 +81,22 @@ export class ScheduleGenerator {
     });
   }
 
-  start(): void {
-    this.#stopping = false;
-    this.#loop.start();
+  get state(): ServiceState {
+    return this.#loop.state;
   }
 
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    await this.#loop.stop();
+  start(): Promise<void> {
+    return this.#loop.start();
+  }
+
+  /** A round in progress gives up between schedules. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
+  }
+
+  /** stop() was called: the rest of a round waits for the next tracker. */
+  #stopCalled(): boolean {
+    return this.#loop.state === 'stopping' || this.#loop.state === 'stopped';
   }
 
   /** One round: every schedule due for generation now, each once. */
@@ -104,7 +111,7 @@ export class ScheduleGenerator {
       );
       if (ids.length === 0) break;
       for (const id of ids) {
-        if (this.#stopping) return totals;
+        if (this.#stopCalled()) return totals;
         done.add(id);
         try {
           const r = await inTransaction(this.#o.pool, async (tx) => {

@@ -1,5 +1,15 @@
 import { dlqOutboxRow, jobEventOutboxRow } from '@kairos/commands';
-import { decideRetry, isFailureClass, isKairosError, type FailureClass, type Job } from '@kairos/core';
+import {
+  decideRetry,
+  isFailureClass,
+  isKairosError,
+  Lifecycle,
+  serviceGroup,
+  type FailureClass,
+  type Job,
+  type Service,
+  type ServiceState,
+} from '@kairos/core';
 import {
   failedAttempts,
   failJobs,
@@ -69,7 +79,7 @@ const MAX_TRANSACTION_TRIES = 5;
  * delay tier dispatches it like any job, durably; otherwise the job becomes FAILED and its dead
  * letter, with the error of every attempt, goes through the outbox to kairos.dlq.<class>.
  */
-export class Tracker {
+export class Tracker implements Service {
   readonly #o: TrackerOptions;
   readonly #log: Logger;
   readonly #consumer: Consumer;
@@ -78,6 +88,8 @@ export class Tracker {
   readonly #dlqRegistered = new Map<string, Promise<number>>();
   /** Generates recurring schedules' occurrences (undefined when turned off). */
   readonly generator: ScheduleGenerator | undefined;
+  /** The results consumer, then the generator (stopped first). */
+  readonly #life: Lifecycle;
 
   constructor(options: TrackerOptions) {
     this.#o = options;
@@ -100,9 +112,26 @@ export class Tracker {
             codec: options.codec,
             jobEventsTopic: options.topics.jobEvents,
           });
+    const consumer = new Lifecycle('tracker consumer', {
+      start: () => this.#startConsumer(),
+      stop: () => this.#consumer.disconnect(),
+    });
+    this.#life = serviceGroup('tracker', this.generator ? [consumer, this.generator] : [consumer]);
   }
 
-  async start(): Promise<void> {
+  get state(): ServiceState {
+    return this.#life.state;
+  }
+
+  start(): Promise<void> {
+    return this.#life.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#life.stop();
+  }
+
+  async #startConsumer(): Promise<void> {
     // Retries write job events, dead letters DlqEntry records: both need their writer schemas.
     await this.#o.codec.register(this.#o.topics.jobEvents, SCHEMAS.jobEvent);
     for (const rc of this.#o.resourceClasses) await this.#registerDlq(rc);
@@ -127,12 +156,6 @@ export class Tracker {
         await heartbeat();
       },
     });
-    this.generator?.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.generator?.stop();
-    await this.#consumer.disconnect();
   }
 
   /**

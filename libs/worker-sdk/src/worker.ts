@@ -1,4 +1,4 @@
-import { isKairosError } from '@kairos/core';
+import { isKairosError, Lifecycle, type Service, type ServiceState } from '@kairos/core';
 import {
   AvroCodec,
   createKafka,
@@ -60,7 +60,7 @@ const within = (p: Promise<unknown>, ms: number) =>
  * in its partition) and a rebalance never waits for handlers. Each partition is committed up to its watermark: the first
  * task whose result is not durable yet. Too many tasks taken and not finished pause consumption.
  */
-export class Worker {
+export class Worker implements Service {
   readonly #o: CompiledWorkerOptions;
   readonly #handlers = new Map<string, Handler>();
   readonly #consumer: HandoffConsumer;
@@ -75,9 +75,9 @@ export class Worker {
   /** Tasks taken from Kafka and not ended here. */
   #taken = 0;
   #zombies = 0;
-  #started = false;
+  /** stop() was called: nothing new is taken or started. */
   #stopping = false;
-  #stopped: Promise<void> | undefined;
+  readonly #life = new Lifecycle('worker', { start: () => this.#start(), stop: () => this.#stop() });
 
   constructor(options: WorkerOptions) {
     this.#o = compileWorkerOptions(options);
@@ -161,9 +161,21 @@ export class Worker {
     return this;
   }
 
-  async start(): Promise<void> {
-    if (this.#started) throw new Error('worker already started');
-    this.#started = true;
+  get state(): ServiceState {
+    return this.#life.state;
+  }
+
+  start(): Promise<void> {
+    return this.#life.start();
+  }
+
+  /** Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits, leaves. */
+  stop(): Promise<void> {
+    // Called again while stopping (a zombie stopping itself, then SIGTERM): the same stop.
+    return this.#life.stop();
+  }
+
+  async #start(): Promise<void> {
     const names = topicNames(this.#o.topicPrefix);
     await this.#codec.register(names.taskResults, SCHEMAS.taskResult);
     await this.#redis.connect();
@@ -175,16 +187,7 @@ export class Worker {
     );
   }
 
-  /** Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits, leaves. */
-  stop(): Promise<void> {
-    // Called again while stopping (a zombie stopping itself, then SIGTERM): the same stop.
-    this.#stopped ??= this.#stop();
-    return this.#stopped;
-  }
-
   async #stop(): Promise<void> {
-    if (!this.#started) return;
-    this.#started = false;
     this.#stopping = true;
     try {
       this.#consumer.pause();
