@@ -1,4 +1,4 @@
-import { serviceGroup, type Lifecycle, type Service, type ServiceState } from '@kairos/core';
+import { LifecycleService, serviceGroup, type Lifecycle } from '@kairos/core';
 import { createDelayTierMetrics, silentLogger, type DelayTierMetrics } from '@kairos/observability';
 import type { HotSet, Leases, RateLimiter } from '@kairos/redis';
 import type { TierAdmin } from './admin.js';
@@ -15,27 +15,24 @@ export type { DelayTierOptions } from './delay-tier-options.js';
  * Under Redis memory pressure a partition runs from PostgreSQL alone until Redis recovers.
  * composeTier builds its parts; it starts them in dependency order and stops them in reverse.
  */
-export class DelayTier implements Service {
+export class DelayTier extends LifecycleService {
   readonly metrics: DelayTierMetrics;
   readonly #tier: Tier;
   readonly #life: Lifecycle;
 
   constructor(options: DelayTierOptions) {
+    super('delay tier');
     checkOptions(options);
     this.metrics = options.metrics ?? createDelayTierMetrics();
     this.#tier = composeTier(options, options.log ?? silentLogger(), this.metrics);
     this.#life = serviceGroup('delay tier', this.#tier.services);
   }
 
-  get state(): ServiceState {
-    return this.#life.state;
-  }
-
-  start(): Promise<void> {
+  protected onStart(): Promise<void> {
     return this.#life.start();
   }
 
-  stop(): Promise<void> {
+  protected onStop(): Promise<void> {
     return this.#life.stop();
   }
 

@@ -1,5 +1,5 @@
 import type { OccurrenceGate } from '@kairos/commands';
-import { isKairosError, PollLoop, type RoundOutcome, type Service, type ServiceState } from '@kairos/core';
+import { isKairosError, LifecycleService, PollLoop, type RoundOutcome } from '@kairos/core';
 import { claimJobsForDispatch, forgetDispatchedAttempts, type Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
@@ -89,7 +89,7 @@ const RETRY_MS = 100;
  * partition's state changing (refresh()). Waking early is harmless (the pop decides on Redis
  * TIME), so deadlines are converted to local time erring late only by a reply's transit.
  */
-export class Dispatcher implements Service {
+export class Dispatcher extends LifecycleService {
   readonly #o: DispatcherOptions;
   readonly #claims: ClaimProduceDeps;
   readonly #loop: PollLoop;
@@ -98,26 +98,22 @@ export class Dispatcher implements Service {
   #popTurn: Promise<unknown> = Promise.resolve();
 
   constructor(options: DispatcherOptions) {
+    super('dispatcher');
     this.#o = options;
     this.#deadlines = new PartitionDeadlines(options.maxSleepMs);
     this.#claims = { ...options, report: (sent, expired, nowMs) => this.#report(sent, expired, nowMs) };
     this.#loop = new PollLoop({
-      name: 'dispatcher',
       round: () => this.#round(),
       intervalMs: options.maxSleepMs,
       onError: (err) => options.log.error({ err }, 'dispatch round failed'),
     });
   }
 
-  get state(): ServiceState {
-    return this.#loop.state;
-  }
-
-  start(): Promise<void> {
+  protected onStart(): Promise<void> {
     return this.#loop.start();
   }
 
-  stop(): Promise<void> {
+  protected onStop(): Promise<void> {
     return this.#loop.stop();
   }
 

@@ -1,4 +1,4 @@
-import { Lifecycle, type Service, type ServiceState } from '@kairos/core';
+import { LifecycleService } from '@kairos/core';
 import { groupMemberConfig } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
@@ -28,12 +28,12 @@ export interface JobEventsConsumerOptions {
  * The tier's member of the consumer group on kairos.job-events: the group's assignment decides
  * which partitions this instance owns, and each owned partition's events feed its hot set.
  */
-export class JobEventsConsumer implements Service {
+export class JobEventsConsumer extends LifecycleService {
   readonly #o: JobEventsConsumerOptions;
   readonly #consumer: Consumer;
-  readonly #life: Lifecycle;
 
   constructor(options: JobEventsConsumerOptions) {
+    super('job-events consumer');
     this.#o = options;
     this.#consumer = options.kafka.consumer(
       groupMemberConfig({
@@ -41,25 +41,9 @@ export class JobEventsConsumer implements Service {
         ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       }),
     );
-    this.#life = new Lifecycle('job-events consumer', {
-      start: () => this.#start(),
-      stop: () => this.#consumer.disconnect(),
-    });
   }
 
-  get state(): ServiceState {
-    return this.#life.state;
-  }
-
-  start(): Promise<void> {
-    return this.#life.start();
-  }
-
-  stop(): Promise<void> {
-    return this.#life.stop();
-  }
-
-  async #start(): Promise<void> {
+  protected async onStart(): Promise<void> {
     const consumer = this.#consumer;
     const { topic, ownership, log } = this.#o;
     consumer.on(consumer.events.CRASH, (e) => {
@@ -85,6 +69,10 @@ export class JobEventsConsumer implements Service {
       partitionsConsumedConcurrently: 8,
       eachBatch: (payload) => this.#batch(payload),
     });
+  }
+
+  protected onStop(): Promise<void> {
+    return this.#consumer.disconnect();
   }
 
   async #batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {

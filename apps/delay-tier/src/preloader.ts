@@ -1,4 +1,4 @@
-import { IdleBackoff, PollLoop, type Service, type ServiceState } from '@kairos/core';
+import { IdleBackoff, LifecycleService, PollLoop } from '@kairos/core';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Redis } from 'ioredis';
@@ -49,7 +49,7 @@ export interface PreloaderOptions {
  * pause grows from intervalMs to maxIntervalMs (capped by the window, and by the probe interval
  * while a partition runs PostgreSQL-only); a window change (nudge) runs a round at once.
  */
-export class Preloader implements Service {
+export class Preloader extends LifecycleService {
   readonly #o: PreloaderOptions;
   #lastProbe = 0;
   readonly #loop: PollLoop;
@@ -58,10 +58,10 @@ export class Preloader implements Service {
   #worked = false;
 
   constructor(options: PreloaderOptions) {
+    super('pre-loader');
     this.#o = options;
     this.#backoff = new IdleBackoff(options.intervalMs, options.maxIntervalMs);
     this.#loop = new PollLoop({
-      name: 'pre-loader',
       round: async () => {
         this.#worked = false;
         await this.#round();
@@ -72,15 +72,11 @@ export class Preloader implements Service {
     });
   }
 
-  get state(): ServiceState {
-    return this.#loop.state;
-  }
-
-  start(): Promise<void> {
+  protected onStart(): Promise<void> {
     return this.#loop.start();
   }
 
-  stop(): Promise<void> {
+  protected onStop(): Promise<void> {
     return this.#loop.stop();
   }
 

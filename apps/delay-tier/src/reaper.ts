@@ -1,4 +1,4 @@
-import { PollLoop, type Service, type ServiceState } from '@kairos/core';
+import { LifecycleService, PollLoop } from '@kairos/core';
 import { findJobs, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
@@ -45,31 +45,27 @@ const REAP_SLACK_MS = 5;
  * restart loses it), or, out of attempts, fails into its dead-letter topic. The old attempt's
  * worker, should it wake up, is a zombie: its renewals, its release and its result are refused.
  */
-export class Reaper implements Service {
+export class Reaper extends LifecycleService {
   readonly #o: ReaperOptions;
   readonly #loop: PollLoop;
   #registered = false;
 
   constructor(options: ReaperOptions) {
+    super('lease reaper');
     this.#o = options;
     // Rounds never overlap: a slow one delays the next.
     this.#loop = new PollLoop({
-      name: 'lease reaper',
       round: () => this.#reapAll(),
       intervalMs: options.intervalMs,
       onError: (err) => options.log.error({ err }, 'reaping round failed'),
     });
   }
 
-  get state(): ServiceState {
-    return this.#loop.state;
-  }
-
-  start(): Promise<void> {
+  protected onStart(): Promise<void> {
     return this.#loop.start();
   }
 
-  stop(): Promise<void> {
+  protected onStop(): Promise<void> {
     return this.#loop.stop();
   }
 

@@ -1,5 +1,5 @@
 import { Compatibility } from '@confluentinc/schemaregistry';
-import { Lifecycle, type Service, type ServiceState } from '@kairos/core';
+import { LifecycleService } from '@kairos/core';
 import { AvroCodec, groupMemberConfig, headerString, HEADERS, valueSubject } from '@kairos/kafka';
 import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
 import { SCHEMAS, type RejectionReason, type ScheduleRequestRecord } from '@kairos/schemas';
@@ -56,7 +56,7 @@ const FENCED = new Set([
  * with backoff inside the batch, heartbeating meanwhile, keeping what was already decided; the
  * batch is abandoned unresolved (and read again) only when the consumer stops or rebalances.
  */
-export class Ingest implements Service {
+export class Ingest extends LifecycleService {
   readonly #o: CompiledIngestOptions;
   readonly #consumer: Consumer;
   readonly #producer: Producer;
@@ -67,9 +67,9 @@ export class Ingest implements Service {
   readonly #stats: IngestStats = { accepted: 0, duplicates: 0, rejected: {}, retries: 0 };
   /** Prometheus metrics (the entry point serves them on /metrics). */
   readonly metrics: IngestMetrics = createIngestMetrics();
-  readonly #life = new Lifecycle('ingest', { start: () => this.#start(), stop: () => this.#stop() });
 
   constructor(options: IngestOptions) {
+    super('ingest');
     this.#o = compileIngestOptions(options);
     const { kafka } = this.#o;
     this.#consumer = kafka.consumer(
@@ -105,19 +105,7 @@ export class Ingest implements Service {
     return { ...this.#stats, rejected: { ...this.#stats.rejected } };
   }
 
-  get state(): ServiceState {
-    return this.#life.state;
-  }
-
-  start(): Promise<void> {
-    return this.#life.start();
-  }
-
-  stop(): Promise<void> {
-    return this.#life.stop();
-  }
-
-  async #start(): Promise<void> {
+  protected async onStart(): Promise<void> {
     const { topics, registry } = this.#o;
     // The request schema is registered too, so the subject exists before any producer registers.
     // BACKWARD_TRANSITIVE: this reader must read every version ever registered (producers upgrade
@@ -156,7 +144,7 @@ export class Ingest implements Service {
     );
   }
 
-  async #stop(): Promise<void> {
+  protected async onStop(): Promise<void> {
     await this.#consumer
       .disconnect()
       .catch((err: unknown) => this.#o.log.warn({ err }, 'consumer disconnect'));

@@ -2,7 +2,7 @@ import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from
 import { inTransaction, lockSchedule, nextGenerationAt, schedulesToGenerate, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
-import { PollLoop, type Service, type ServiceState } from '@kairos/core';
+import { LifecycleService, PollLoop } from '@kairos/core';
 
 export interface ScheduleGeneratorOptions {
   readonly pool: Pool;
@@ -51,13 +51,14 @@ export interface GeneratorTick {
  * schedule twice (and the occurrence ledger makes a repeated occurrence a no-op anyway). The
  * cursor and the jobs commit together, so a restart resumes exactly where the last commit left it.
  */
-export class ScheduleGenerator implements Service {
+export class ScheduleGenerator extends LifecycleService {
   readonly #o: ScheduleGeneratorOptions;
   readonly #log: Logger;
   readonly #settings: GenerationSettings;
   readonly #loop: PollLoop;
 
   constructor(options: ScheduleGeneratorOptions) {
+    super('schedule generator');
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.#settings = { ...DEFAULT_GENERATION, ...options.settings };
@@ -68,7 +69,6 @@ export class ScheduleGenerator implements Service {
     if (!Number.isInteger(max) || max < interval)
       throw new RangeError(`maxIntervalMs must be an integer >= intervalMs (${interval}), got ${max}`);
     this.#loop = new PollLoop({
-      name: 'schedule generator',
       round: async () => {
         await this.tick();
         // Sleep until PostgreSQL's next generation time, within [interval, max].
@@ -81,16 +81,11 @@ export class ScheduleGenerator implements Service {
     });
   }
 
-  get state(): ServiceState {
-    return this.#loop.state;
-  }
-
-  start(): Promise<void> {
+  protected onStart(): Promise<void> {
     return this.#loop.start();
   }
 
-  /** A round in progress gives up between schedules. */
-  stop(): Promise<void> {
+  protected onStop(): Promise<void> {
     return this.#loop.stop();
   }
 

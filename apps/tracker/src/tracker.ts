@@ -4,11 +4,10 @@ import {
   isFailureClass,
   isKairosError,
   Lifecycle,
+  LifecycleService,
   serviceGroup,
   type FailureClass,
   type Job,
-  type Service,
-  type ServiceState,
 } from '@kairos/core';
 import {
   failedAttempts,
@@ -79,7 +78,7 @@ const MAX_TRANSACTION_TRIES = 5;
  * delay tier dispatches it like any job, durably; otherwise the job becomes FAILED and its dead
  * letter, with the error of every attempt, goes through the outbox to kairos.dlq.<class>.
  */
-export class Tracker implements Service {
+export class Tracker extends LifecycleService {
   readonly #o: TrackerOptions;
   readonly #log: Logger;
   readonly #consumer: Consumer;
@@ -92,6 +91,7 @@ export class Tracker implements Service {
   readonly #life: Lifecycle;
 
   constructor(options: TrackerOptions) {
+    super('tracker');
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.metrics = options.metrics ?? createTrackerMetrics();
@@ -119,15 +119,11 @@ export class Tracker implements Service {
     this.#life = serviceGroup('tracker', this.generator ? [consumer, this.generator] : [consumer]);
   }
 
-  get state(): ServiceState {
-    return this.#life.state;
-  }
-
-  start(): Promise<void> {
+  protected onStart(): Promise<void> {
     return this.#life.start();
   }
 
-  stop(): Promise<void> {
+  protected onStop(): Promise<void> {
     return this.#life.stop();
   }
 

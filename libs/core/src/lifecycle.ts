@@ -81,6 +81,34 @@ export class Lifecycle implements Service {
 }
 
 /**
+ * A class with a life of its own: it says how it starts and stops (onStart, onStop, called at
+ * most once each) and inherits the one lifecycle's start, stop and state.
+ */
+export abstract class LifecycleService implements Service {
+  readonly #life: Lifecycle;
+
+  constructor(name: string) {
+    this.#life = new Lifecycle(name, { start: () => this.onStart(), stop: () => this.onStop() });
+  }
+
+  get state(): ServiceState {
+    return this.#life.state;
+  }
+
+  start(): Promise<void> {
+    return this.#life.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#life.stop();
+  }
+
+  protected abstract onStart(): Promise<void> | void;
+  /** Must cope with a start that failed half-way. */
+  protected abstract onStop(): Promise<void> | void;
+}
+
+/**
  * Services started one after another in dependency order (each may use those before it) and
  * stopped in reverse. A start that fails stops those already started (and the one that failed,
  * to release what it held) and rethrows; a stop that fails still stops the rest, then rethrows.

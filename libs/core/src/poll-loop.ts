@@ -1,5 +1,5 @@
 import { IdleBackoff } from './idle-backoff.js';
-import { Lifecycle, type Service, type ServiceState } from './lifecycle.js';
+import { LifecycleService } from './lifecycle.js';
 
 /**
  * What a round says about the next one: `true` more work is waiting (run again at once); a
@@ -31,8 +31,7 @@ export interface PollLoopOptions {
  * back-off. wake() and wakeIn() cut a pause short; one that comes during a round is kept and
  * shortens the pause after it, so no wake is ever lost. Timers only, no I/O.
  */
-export class PollLoop implements Service {
-  readonly #life: Lifecycle;
+export class PollLoop extends LifecycleService {
   readonly #round: () => Promise<RoundOutcome>;
   readonly #onError: (err: unknown) => void;
   readonly #now: () => number;
@@ -45,6 +44,7 @@ export class PollLoop implements Service {
   #wakeAt = Infinity;
 
   constructor(options: PollLoopOptions) {
+    super(options.name ?? 'poll loop');
     if (!Number.isFinite(options.intervalMs) || options.intervalMs < 0)
       throw new RangeError(`intervalMs must be a non-negative number, got ${options.intervalMs}`);
     const max = options.maxIntervalMs ?? options.intervalMs;
@@ -54,21 +54,6 @@ export class PollLoop implements Service {
     this.#onError = options.onError;
     this.#now = options.now ?? (() => performance.now());
     this.#backoff = new IdleBackoff(options.intervalMs, max);
-    this.#life = new Lifecycle(options.name ?? 'poll loop', {
-      start: () => {
-        this.#running = true;
-        this.#loop = this.#run();
-      },
-      stop: async () => {
-        this.#running = false;
-        this.#rearm?.(-Infinity);
-        await this.#loop;
-      },
-    });
-  }
-
-  get state(): ServiceState {
-    return this.#life.state;
   }
 
   /** True from start() until stop() is called: a long round checks it to give up early. */
@@ -77,13 +62,16 @@ export class PollLoop implements Service {
   }
 
   /** The first round starts at once. */
-  start(): Promise<void> {
-    return this.#life.start();
+  protected onStart(): void {
+    this.#running = true;
+    this.#loop = this.#run();
   }
 
   /** Stops after the current round (a pause ends at once). */
-  stop(): Promise<void> {
-    return this.#life.stop();
+  protected async onStop(): Promise<void> {
+    this.#running = false;
+    this.#rearm?.(-Infinity);
+    await this.#loop;
   }
 
   /** The next round starts now: ends the current pause, or skips the next one if a round runs. */

@@ -1,4 +1,4 @@
-import { isKairosError, Lifecycle, type Service, type ServiceState } from '@kairos/core';
+import { isKairosError, LifecycleService } from '@kairos/core';
 import {
   AvroCodec,
   createKafka,
@@ -60,7 +60,7 @@ const within = (p: Promise<unknown>, ms: number) =>
  * in its partition) and a rebalance never waits for handlers. Each partition is committed up to its watermark: the first
  * task whose result is not durable yet. Too many tasks taken and not finished pause consumption.
  */
-export class Worker implements Service {
+export class Worker extends LifecycleService {
   readonly #o: CompiledWorkerOptions;
   readonly #handlers = new Map<string, Handler>();
   readonly #consumer: HandoffConsumer;
@@ -77,9 +77,9 @@ export class Worker implements Service {
   #zombies = 0;
   /** stop() was called: nothing new is taken or started. */
   #stopping = false;
-  readonly #life = new Lifecycle('worker', { start: () => this.#start(), stop: () => this.#stop() });
 
   constructor(options: WorkerOptions) {
+    super('worker');
     this.#o = compileWorkerOptions(options);
     const o = this.#o;
     const kafka = createKafka({ brokers: o.brokers, clientId: `kairos-worker-${o.workerId}` });
@@ -161,21 +161,7 @@ export class Worker implements Service {
     return this;
   }
 
-  get state(): ServiceState {
-    return this.#life.state;
-  }
-
-  start(): Promise<void> {
-    return this.#life.start();
-  }
-
-  /** Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits, leaves. */
-  stop(): Promise<void> {
-    // Called again while stopping (a zombie stopping itself, then SIGTERM): the same stop.
-    return this.#life.stop();
-  }
-
-  async #start(): Promise<void> {
+  protected async onStart(): Promise<void> {
     const names = topicNames(this.#o.topicPrefix);
     await this.#codec.register(names.taskResults, SCHEMAS.taskResult);
     await this.#redis.connect();
@@ -187,7 +173,11 @@ export class Worker implements Service {
     );
   }
 
-  async #stop(): Promise<void> {
+  /**
+   * Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits,
+   * leaves. stop() again while stopping (a zombie stopping itself, then SIGTERM) is the same stop.
+   */
+  protected async onStop(): Promise<void> {
     this.#stopping = true;
     try {
       this.#consumer.pause();
