@@ -17,11 +17,11 @@ import {
   topicNames,
   type TopicNames,
 } from '@kairos/kafka';
+import { createRedis } from '@kairos/redis';
 import { createLogger, type Logger } from '@kairos/observability';
 import { Tracker, type TrackerOptions } from '@kairos/tracker';
 import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import type { Kafka } from 'kafkajs';
 import { prepareNamespace, runStops, type NamespaceSpec } from './namespace-setup.js';
 
@@ -106,7 +106,7 @@ export class InProcessPipeline {
       await relay?.stop();
     });
     this.codec = new AvroCodec(createRegistryClient({ url: services.registryUrl }));
-    this.commands = await JobCommands.create({
+    this.commands = new JobCommands({
       pool: this.pool,
       codec: this.codec,
       jobEventsTopic: this.topics.jobEvents,
@@ -114,7 +114,7 @@ export class InProcessPipeline {
       limits: compileJobLimits({ resourceClasses }),
       ...(this.#o.createGroup ? { createGroup: this.#o.createGroup } : {}),
     });
-    this.schedules = await ScheduleCommands.create({
+    this.schedules = new ScheduleCommands({
       pool: this.pool,
       codec: this.codec,
       jobEventsTopic: this.topics.jobEvents,
@@ -149,9 +149,8 @@ export class InProcessPipeline {
     const { services, prefix, resourceClasses } = this.#o;
     const instanceId = `delay-tier-${randomBytes(2).toString('hex')}`;
     // Named, so a test can tell the tier's Redis traffic from everyone else's (CLIENT LIST).
-    const redis = new Redis(services.redisUrl, {
+    const redis = createRedis(services.redisUrl, {
       keyPrefix: prefix,
-      maxRetriesPerRequest: 3,
       connectionName: `${prefix}${instanceId}`,
     });
     const tier = new DelayTier({

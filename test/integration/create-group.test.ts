@@ -226,7 +226,7 @@ test('a lost connection fails every member of a group with its own copy of the e
     connectionTimeoutMs: 2000,
   });
   ns.defer(() => pool.end());
-  const commands = await JobCommands.create({
+  const commands = new JobCommands({
     pool,
     codec: new AvroCodec(createRegistryClient({ url: ns.services.registryUrl })),
     jobEventsTopic: `${ns.prefix}kairos.job-events`,

@@ -198,7 +198,6 @@ test('failure classes: transient retries with backoff, throttled honours Retry-A
   ]);
 
   // Results of superseded attempts (a zombie's, a redelivery's) change no job: fenced by id + fence.
-  await p.codec.register(p.topics.taskResults, SCHEMAS.taskResult);
   const producer = ns.producer();
   await producer.connect();
   const stale = (jobId: string, fence: number): TaskResultRecord => ({
@@ -225,7 +224,7 @@ test('failure classes: transient retries with backoff, throttled honours Retry-A
     messages: await Promise.all(
       [stale(flaky.id, 1), stale(exhausted.id, 3), stale(permanent.id, 1)].map(async (r) => ({
         key: r.job_id,
-        value: await p.codec.encode(p.topics.taskResults, r),
+        value: await p.codec.encode(p.topics.taskResults, SCHEMAS.taskResult, r),
       })),
     ),
   });

@@ -59,8 +59,7 @@ test(`fuzz: ${MALFORMED} malformed or invalid requests among ${VALID} valid ones
   const answers = await collectAnswers(ns, registry);
   const topics = topicNames(ns.prefix);
   const codec = new AvroCodec(registry);
-  const requestSchemaId = await codec.register(topics.scheduleRequests, SCHEMAS.scheduleRequest);
-  await codec.register(topics.jobEvents, SCHEMAS.jobEvent);
+  const requestSchemaId = await codec.schemaId(topics.scheduleRequests, SCHEMAS.scheduleRequest);
   const reader = avro.Type.forSchema(SCHEMAS.scheduleRequest as avro.Schema);
   const decodesLocally = (bytes: Buffer) => {
     try {
@@ -95,7 +94,8 @@ test(`fuzz: ${MALFORMED} malformed or invalid requests among ${VALID} valid ones
   });
   const create = (extra: Partial<CreateJobRecord> = {}, envelope: Partial<ScheduleRequestRecord> = {}) =>
     request({ 'io.kairos.requests.CreateJob': createJob(extra) }, envelope);
-  const encode = (r: ScheduleRequestRecord) => codec.encode(topics.scheduleRequests, r);
+  const encode = (r: ScheduleRequestRecord) =>
+    codec.encode(topics.scheduleRequests, SCHEMAS.scheduleRequest, r);
 
   // Requests valid as Avro whose fields break a rule: [what, reason, request].
   const invalid: (() => [string, RejectionReason, ScheduleRequestRecord])[] = [
@@ -230,7 +230,7 @@ test(`fuzz: ${MALFORMED} malformed or invalid requests among ${VALID} valid ones
     async () => [
       'a record of another subject',
       'WRONG_SCHEMA',
-      await codec.encode(topics.jobEvents, { ...jobEvent, event_id: randomUUID() }),
+      await codec.encode(topics.jobEvents, SCHEMAS.jobEvent, { ...jobEvent, event_id: randomUUID() }),
     ],
     () => ['no value', 'UNDECODABLE', null],
   ];

@@ -1,4 +1,10 @@
-import { holdPartitionEpoch, inTransaction, partitionOwner, takePartitionEpoch } from '@kairos/db';
+import {
+  claimJobsAsOwner,
+  holdPartitionEpoch,
+  inTransaction,
+  partitionOwner,
+  takePartitionEpoch,
+} from '@kairos/db';
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
@@ -56,4 +62,17 @@ test('an owner whose epoch was superseded (kept alive across a takeover) cannot 
   // The PostgreSQL fence says the same to any dispatch transaction tagged with the old epoch.
   expect(await inTransaction(p.pool, (tx) => holdPartitionEpoch(tx, P, Number(old!.epoch)))).toBe(false);
   expect(await inTransaction(p.pool, (tx) => holdPartitionEpoch(tx, P, intruder))).toBe(true);
+  // And the dispatcher's claim, which checks the epoch in the same statement: the old epoch claims
+  // nothing (and says so), a partition nobody took claims nothing, the current epoch claims.
+  const candidates = (
+    await p.pool.query<{ id: string; due_at: Date; version: number }>(
+      'SELECT id, due_at, version FROM jobs WHERE id = ANY($1::uuid[])',
+      [inP],
+    )
+  ).rows.map((r) => ({ jobId: r.id, dueAt: r.due_at, version: r.version }));
+  const claim = (partition: number, epoch: number) =>
+    inTransaction(p.pool, (tx) => claimJobsAsOwner(tx, partition, epoch, candidates, new Date()));
+  expect(await claim(P, Number(old!.epoch))).toBeUndefined();
+  expect(await claim(partitions + 7, 1)).toBeUndefined();
+  expect((await claim(P, intruder))?.map((c) => c.id).sort()).toEqual([...inP].sort());
 });

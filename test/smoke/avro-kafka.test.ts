@@ -21,7 +21,6 @@ test('Avro values round-trip through Kafka with the schema registered in the reg
 
   const registry = createRegistryClient({ url: ns.services.registryUrl });
   const codec = new AvroCodec(registry);
-  const id = await codec.register(topic, schema);
   ns.defer(async () => {
     await registry.deleteSubject(valueSubject(topic), false);
     await registry.deleteSubject(valueSubject(topic), true);
@@ -36,10 +35,12 @@ test('Avro values round-trip through Kafka with the schema registered in the reg
   await producer.send({
     topic,
     messages: await Promise.all(
-      values.map(async (v) => ({ key: v.id, value: await codec.encode(topic, v) })),
+      values.map(async (v) => ({ key: v.id, value: await codec.encode(topic, schema, v) })),
     ),
   });
   await producer.disconnect();
+  // The id the first encode registered the schema with.
+  const id = await codec.schemaId(topic, schema);
 
   const consumer = ns.consumer();
   await consumer.connect();

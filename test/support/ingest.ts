@@ -78,8 +78,8 @@ export async function startIngest(
       jobEventPartitions: ns.services.jobEventPartitions,
       limits: compileJobLimits({ resourceClasses: RESOURCE_CLASSES }),
     };
-    commands = await JobCommands.create(handlers);
-    schedules = await ScheduleCommands.create(handlers);
+    commands = new JobCommands(handlers);
+    schedules = new ScheduleCommands(handlers);
   }
   const fatal: Error[] = [];
   const ingest = new Ingest({

@@ -34,7 +34,7 @@ runMain(async () => {
   publishOutboxAfterCommit(pool, relay);
   const codec = new AvroCodec(createRegistryClient({ url: env.registryUrl }));
   const limits = compileJobLimits({ resourceClasses: env.resourceClasses });
-  const commands = await JobCommands.create({
+  const commands = new JobCommands({
     pool,
     codec,
     jobEventsTopic: topics.jobEvents,
@@ -42,7 +42,7 @@ runMain(async () => {
     limits,
     createGroup: createGroupEnv(),
   });
-  const schedules = await ScheduleCommands.create({
+  const schedules = new ScheduleCommands({
     pool,
     codec,
     jobEventsTopic: topics.jobEvents,

@@ -1,5 +1,4 @@
-import { ERROR_CODES, isKairosError, type FieldError } from '@kairos/core';
-import { isConnectionFailure } from '@kairos/db';
+import { classifyError, ERROR_CODES, isKairosError, type FieldError } from '@kairos/core';
 import type { FastifyError, FastifyReply } from 'fastify';
 
 /** RFC 9457 problem details; `errors` lists every failing field. */
@@ -31,7 +30,8 @@ export function toProblem(err: unknown): Problem {
         : {}),
     };
   }
-  if (isDependencyDown(err)) {
+  // An outage of PostgreSQL, the registry (or any dependency) is a retriable 503, not a bug.
+  if (classifyError(err).class === 'transient') {
     return {
       type: 'https://kairos.dev/problems/dependency-unavailable',
       title: 'DEPENDENCY_UNAVAILABLE',
@@ -59,15 +59,4 @@ export function toProblem(err: unknown): Problem {
     detail: 'internal error; see the server log',
     code: 'INTERNAL',
   };
-}
-
-/**
- * Outages of PostgreSQL (refused or lost connections, SQLSTATE classes 08, 53 and 57P: see
- * isConnectionFailure) or of the registry (no HTTP answer) are retriable 503s, not internal errors.
- */
-function isDependencyDown(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const e = err as { isAxiosError?: boolean; response?: unknown };
-  if (e.isAxiosError === true && (e.response === undefined || e.response === null)) return true;
-  return isConnectionFailure(err);
 }

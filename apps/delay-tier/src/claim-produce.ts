@@ -1,15 +1,14 @@
-import type { OccurrenceGate } from '@kairos/commands';
 import { KairosError } from '@kairos/core';
 import {
   expireJobs,
-  holdPartitionEpoch,
   inTransaction,
   writeOutbox,
   type ClaimedJob,
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import type { Producer } from 'kafkajs';
+import type { Message, Producer } from 'kafkajs';
+import type { OccurrenceGate } from './occurrence-gate.js';
 import type { HotRecord } from './record.js';
 import type { TaskMessages } from './task-messages.js';
 
@@ -35,8 +34,14 @@ export interface Claim {
 
 /** What a dispatch mode does itself inside the shared transaction. */
 export interface ClaimStep {
-  /** Claims (or locks) the jobs to dispatch. */
-  claim(tx: PoolClient): Promise<Claim>;
+  /**
+   * Claims (or locks) the jobs to dispatch, holding the partition's epoch row for the rest of the
+   * transaction (so no dispatch commits once a newer owner took it); undefined when `epoch` no
+   * longer owns the partition.
+   */
+  claim(tx: PoolClient): Promise<Claim | undefined>;
+  /** Task messages built before the transaction, by job id; the others are built in it. */
+  readonly messages?: ReadonlyMap<string, Message>;
   /** After the overlap gate, before producing; `withheld`: the claimed jobs it held back. */
   beforeProduce?(tx: PoolClient, claim: Claim, withheld: readonly ClaimedJob[]): Promise<void>;
   /** After Kafka acknowledged `sent`, before the commit. */
@@ -45,10 +50,9 @@ export interface ClaimStep {
 
 /**
  * The one claim-and-produce path of both dispatch modes (hot set, PostgreSQL-only): in one
- * transaction holding the partition's epoch row (so no dispatch commits once a newer owner took
- * it), the mode claims its jobs, the overlap gate decides on runs of schedules and its events go
- * to the outbox, the rest is produced to the task topics (acks from all replicas) before the
- * commit, and what was dispatched is reported after it. A crash before the commit leaves the jobs
+ * transaction the mode claims its jobs under the partition's epoch, the overlap gate decides on
+ * runs of schedules and its events go to the outbox, the rest is produced to the task topics
+ * (acks from all replicas) before the commit, and what was dispatched is reported after it. A crash before the commit leaves the jobs
  * SCHEDULED: dispatched again, never lost.
  */
 export async function claimAndProduce(
@@ -59,10 +63,8 @@ export async function claimAndProduce(
   step: ClaimStep,
 ): Promise<{ sent: HotRecord[]; expired: readonly HotRecord[] }> {
   const done = await inTransaction(deps.pool, async (tx) => {
-    if (!(await holdPartitionEpoch(tx, partition, epoch))) {
-      throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
-    }
     const claim = await step.claim(tx);
+    if (!claim) throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`);
     // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
     const gated = await deps.gate.apply(tx, claim.claimed, nowMs);
     await writeOutbox(tx, gated.events);
@@ -74,7 +76,9 @@ export async function claimAndProduce(
     const ids = new Set(claim.claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
     const sent = claim.records.filter((r) => ids.has(r.job_id));
     for (const [topic, group] of deps.messages.byTopic(sent)) {
-      const messages = await Promise.all(group.map((r) => deps.messages.build(r, epoch, nowMs)));
+      const messages = await Promise.all(
+        group.map(async (r) => step.messages?.get(r.job_id) ?? deps.messages.build(r, epoch, nowMs)),
+      );
       await deps.producer.send({ topic, acks: -1, messages });
     }
     await step.afterProduce?.(tx, sent);

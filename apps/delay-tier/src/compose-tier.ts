@@ -1,4 +1,3 @@
-import { OccurrenceGate } from '@kairos/commands';
 import { Lifecycle, type Service } from '@kairos/core';
 import type { DelayTierMetrics, Logger } from '@kairos/observability';
 import { HotSet, Leases, RateLimiter } from '@kairos/redis';
@@ -9,11 +8,13 @@ import { Hydrator } from './hydrator.js';
 import { JobEventsConsumer } from './job-events-consumer.js';
 import { Lookahead } from './lookahead.js';
 import { Notifications, type PartitionNotices } from './notifications.js';
+import { OccurrenceGate } from './occurrence-gate.js';
 import { Ownership } from './ownership.js';
 import { fallBackOnOom, OwnershipGuard } from './ownership-guard.js';
 import { PartitionModes } from './partition-modes.js';
 import { Preloader } from './preloader.js';
 import { Reaper } from './reaper.js';
+import { RecentEvents } from './recent-events.js';
 import { Release } from './release.js';
 import { TaskMessages } from './task-messages.js';
 
@@ -198,6 +199,7 @@ function newEventsConsumer(
     log,
     onFatal: o.onFatal,
     applier: {
+      recent: new RecentEvents(),
       codec: o.codec,
       hot: state.hot,
       ownership: state.ownership,

@@ -1,9 +1,14 @@
-import type { OccurrenceGate } from '@kairos/commands';
-import { isKairosError, LifecycleService, PollLoop, type RoundOutcome } from '@kairos/core';
-import { claimJobsForDispatch, forgetDispatchedAttempts, type Pool } from '@kairos/db';
+import {
+  isKairosError,
+  LifecycleService,
+  PollLoop,
+  retryOnSerialization,
+  type RoundOutcome,
+} from '@kairos/core';
+import { claimJobsAsOwner, forgetDispatchedAttempts, type Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
-import type { Producer } from 'kafkajs';
+import type { Message, Producer } from 'kafkajs';
 import {
   claimAndProduce,
   expireRecords,
@@ -16,6 +21,7 @@ import type { Ownership } from './ownership.js';
 import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
 import { dispatchFromPostgres } from './pg-dispatch.js';
+import type { OccurrenceGate } from './occurrence-gate.js';
 import type { HotRecord } from './record.js';
 import type { Release } from './release.js';
 import type { TaskMessages } from './task-messages.js';
@@ -53,21 +59,6 @@ export interface DispatcherOptions {
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   /** Called for every job that expired instead of being dispatched. */
   readonly onExpired?: (record: HotRecord) => void;
-}
-
-/**
- * Runs a claim transaction again when PostgreSQL reports a serialization failure (40001): a
- * reschedule that moved a row to another monthly partition while the claim waited for its lock.
- * Nothing was produced in the failed try (the produce happens after the claim).
- */
-async function retryOnSerialization<T>(fn: () => Promise<T>, tries = 3): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= tries || (err as { code?: string }).code !== '40001') throw err;
-    }
-  }
 }
 
 /** Partitions whose deadline is this close are visited in the same round (saves a wake-up). */
@@ -249,9 +240,21 @@ export class Dispatcher extends LifecycleService {
     // in flight (reclaimed and retried) without holding back the other classes' jobs.
     const settled: HotRecord[] = [...expired];
     for (const [topic, group] of this.#o.messages.byTopic(live)) {
+      // Encoded before the transaction: no encoding while the claimed rows are locked.
+      const messages = new Map(
+        await Promise.all(
+          group.map(async (r) => [r.job_id, await this.#o.messages.build(r, epoch, nowMs)] as const),
+        ),
+      );
       try {
         await retryOnSerialization(() =>
-          claimAndProduce(this.#claims, partition, epoch, nowMs, poppedClaim(group, epoch, nowMs)),
+          claimAndProduce(
+            this.#claims,
+            partition,
+            epoch,
+            nowMs,
+            poppedClaim(partition, epoch, nowMs, group, messages),
+          ),
         );
         // Unclaimed jobs were cancelled, rescheduled or dispatched meanwhile: dropped here.
         settled.push(...group);
@@ -275,22 +278,29 @@ export class Dispatcher extends LifecycleService {
 }
 
 /**
- * The hot set's claim: only a popped job still SCHEDULED at its popped version is claimed (its
- * attempts row written in the same statement); a run the overlap gate then withholds has it
- * forgotten again.
+ * The hot set's claim: only a popped job still SCHEDULED at its popped version is claimed, and
+ * only while `epoch` still owns the partition (checked in the same statement); each claimed
+ * attempt's row is written with it, and forgotten again for a run the overlap gate withholds.
  */
-function poppedClaim(records: readonly HotRecord[], epoch: number, nowMs: number): ClaimStep {
+function poppedClaim(
+  partition: number,
+  epoch: number,
+  nowMs: number,
+  records: readonly HotRecord[],
+  messages: ReadonlyMap<string, Message>,
+): ClaimStep {
   return {
-    claim: async (tx) => ({
-      claimed: await claimJobsForDispatch(
+    claim: async (tx) => {
+      const claimed = await claimJobsAsOwner(
         tx,
+        partition,
+        epoch,
         records.map((r) => ({ jobId: r.job_id, dueAt: new Date(r.due_at), version: r.version })),
         new Date(nowMs),
-        epoch,
-      ),
-      records,
-      expired: [],
-    }),
+      );
+      return claimed && { claimed, records, expired: [] };
+    },
+    messages,
     beforeProduce: (tx, _claim, withheld) => forgetDispatchedAttempts(tx, withheld),
   };
 }

@@ -7,6 +7,7 @@ import type { KafkaMessage } from 'kafkajs';
 import type { Ownership } from './ownership.js';
 import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
+import type { RecentEvents } from './recent-events.js';
 import { hotJob, hotRecord, type HotRecord } from './record.js';
 
 export interface EventApplierDeps {
@@ -20,6 +21,8 @@ export interface EventApplierDeps {
   /** The lookahead window in force: jobs due later stay in PostgreSQL only. */
   readonly windowMs: () => number;
   readonly onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
+  /** Events applied lately: the second copy of each (relay, then Debezium) is skipped. */
+  readonly recent?: RecentEvents;
 }
 
 /**
@@ -38,6 +41,8 @@ export async function applyJobEvent(
   if (!epochP) return false;
   const epoch = await epochP;
   if (!message.value || deps.modes.isFallback(partition)) return true;
+  const eventId = headerString(message.headers, 'id');
+  if (eventId !== undefined && deps.recent?.has(eventId)) return true;
   let event: JobEventRecord;
   try {
     event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
@@ -53,6 +58,7 @@ export async function applyJobEvent(
   const r = await deps.guard.run(partition, epoch, () => apply(deps, partition, epoch, event, message), {
     awaitRecovery: true,
   });
+  if (r.outcome === 'done' && eventId !== undefined) deps.recent?.add(eventId);
   return r.outcome !== 'stale';
 }
 

@@ -2,7 +2,7 @@ import { kairosEnv, onShutdown, runMain } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
-import { Redis } from 'ioredis';
+import { createRedis } from '@kairos/redis';
 import { createAdminServer } from './admin-server.js';
 import { DelayTier } from './delay-tier.js';
 import { tierEnv } from './tier-env.js';
@@ -27,7 +27,7 @@ runMain(async () => {
   // The overlap gate's events (a run skipped or cancelled at dispatch) go out at once too.
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
-  const redis = new Redis(env.redisUrl, { keyPrefix: env.redisKeyPrefix, maxRetriesPerRequest: 3 });
+  const redis = createRedis(env.redisUrl, { keyPrefix: env.redisKeyPrefix });
   const tier = new DelayTier({
     kafka,
     codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),

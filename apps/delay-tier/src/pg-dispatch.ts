@@ -1,4 +1,4 @@
-import { lockDueJobs, markQueued } from '@kairos/db';
+import { holdPartitionEpoch, lockDueJobs, markQueued } from '@kairos/db';
 import {
   claimAndProduce,
   expireRecords,
@@ -35,6 +35,8 @@ function lockedDue(
 ): ClaimStep {
   return {
     async claim(tx) {
+      // Held for the rest of the transaction: a new owner's epoch waits for this dispatch.
+      if (!(await holdPartitionEpoch(tx, partition, epoch))) return undefined;
       const jobs = await lockDueJobs(tx, partition, new Date(nowMs + leadMs), limit, new Date(nowMs));
       const records = jobs.map(hotRecordFromJob);
       const expired = pastDeadline(records, nowMs);

@@ -48,7 +48,6 @@ const REAP_SLACK_MS = 5;
 export class Reaper extends LifecycleService {
   readonly #o: ReaperOptions;
   readonly #loop: PollLoop;
-  #registered = false;
 
   constructor(options: ReaperOptions) {
     super('lease reaper');
@@ -140,17 +139,13 @@ export class Reaper extends LifecycleService {
       });
     }
     if (results.length > 0) {
-      if (!this.#registered) {
-        await this.#o.codec.register(this.#o.taskResultsTopic, SCHEMAS.taskResult);
-        this.#registered = true;
-      }
       await this.#o.producer.send({
         topic: this.#o.taskResultsTopic,
         acks: -1,
         messages: await Promise.all(
           results.map(async (r) => ({
             key: r.job_id,
-            value: await this.#o.codec.encode(this.#o.taskResultsTopic, r),
+            value: await this.#o.codec.encode(this.#o.taskResultsTopic, SCHEMAS.taskResult, r),
           })),
         ),
       });

@@ -3,12 +3,10 @@ import { SCHEMAS } from '@kairos/schemas';
 import type { Message } from 'kafkajs';
 import { taskDispatch, type HotRecord } from './record.js';
 
-/** Builds task messages; a class first seen here (not configured at start) gets its schema registered. */
+/** Builds task messages (the codec registers a class's task schema on its first message). */
 export class TaskMessages {
   readonly #codec: AvroCodec;
   readonly #topics: TopicNames;
-  /** Task topics whose schema this process registered (registration is idempotent, but a round trip). */
-  readonly #registered = new Set<string>();
 
   constructor(codec: AvroCodec, topics: TopicNames) {
     this.#codec = codec;
@@ -21,10 +19,6 @@ export class TaskMessages {
 
   async build(record: HotRecord, epoch: number, nowMs: number): Promise<Message> {
     const topic = this.topic(record);
-    if (!this.#registered.has(topic)) {
-      await this.#codec.register(topic, SCHEMAS.taskDispatch);
-      this.#registered.add(topic);
-    }
     const headers: Record<string, string> = {
       [HEADERS.jobId]: record.job_id,
       [HEADERS.tenant]: record.tenant_id,
@@ -36,7 +30,7 @@ export class TaskMessages {
     if (record.traceparent) headers[HEADERS.traceparent] = record.traceparent;
     return {
       key: record.job_id,
-      value: await this.#codec.encode(topic, taskDispatch(record, epoch, nowMs)),
+      value: await this.#codec.encode(topic, SCHEMAS.taskDispatch, taskDispatch(record, epoch, nowMs)),
       headers,
     };
   }

@@ -1,5 +1,9 @@
 import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
-import type { ScheduleRequestOutcomeRecord, ScheduleRequestRejectionRecord } from '@kairos/schemas';
+import {
+  SCHEMAS,
+  type ScheduleRequestOutcomeRecord,
+  type ScheduleRequestRejectionRecord,
+} from '@kairos/schemas';
 import type { Message, Producer } from 'kafkajs';
 
 /** The answer to one request. */
@@ -78,7 +82,11 @@ export class AnswerWriter {
   async #outcome(record: ScheduleRequestOutcomeRecord, traceparent: string | null): Promise<Message> {
     return {
       key: record.idempotency_key,
-      value: await this.#codec.encode(this.#topics.scheduleRequestsReplies, record),
+      value: await this.#codec.encode(
+        this.#topics.scheduleRequestsReplies,
+        SCHEMAS.scheduleRequestOutcome,
+        record,
+      ),
       headers: {
         [HEADERS.requestId]: record.request_id,
         [HEADERS.tenant]: record.tenant,
@@ -98,7 +106,7 @@ export class AnswerWriter {
       ...(record.request_id === null ? {} : { [HEADERS.requestId]: record.request_id }),
       ...(record.tenant === null ? {} : { [HEADERS.tenant]: record.tenant }),
     };
-    const value = await this.#codec.encode(topic, record);
+    const value = await this.#codec.encode(topic, SCHEMAS.scheduleRequestRejection, record);
     if (value.length + (key?.length ?? 0) <= MAX_SEND_BYTES) return { key, value, headers };
     const stripped: ScheduleRequestRejectionRecord = {
       ...record,
@@ -107,7 +115,11 @@ export class AnswerWriter {
       original_headers: [],
       original_value: null,
     };
-    return { key: key && key.subarray(0, 256), value: await this.#codec.encode(topic, stripped), headers };
+    return {
+      key: key && key.subarray(0, 256),
+      value: await this.#codec.encode(topic, SCHEMAS.scheduleRequestRejection, stripped),
+      headers,
+    };
   }
 }
 

@@ -1,5 +1,5 @@
 import type { CreateResult, JobCommands, ScheduleCommands } from '@kairos/commands';
-import { isKairosError, KairosError } from '@kairos/core';
+import { isKairosError, isTransient, KairosError } from '@kairos/core';
 import type { Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { ScheduleRequestRecord } from '@kairos/schemas';
@@ -7,7 +7,6 @@ import type { AppliedTo } from './outcomes.js';
 import type { IngestCommand } from './request-commands.js';
 import { commandRejection, fieldsRejection, type Rejection } from './rejections.js';
 import { isScheduleCommand } from './schedule-request-commands.js';
-import { isTransient } from './transient.js';
 
 /** What became of one request. */
 export type Applied =

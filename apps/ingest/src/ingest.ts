@@ -107,16 +107,17 @@ export class Ingest extends LifecycleService {
 
   protected async onStart(): Promise<void> {
     const { topics, registry } = this.#o;
-    // The request schema is registered too, so the subject exists before any producer registers.
-    // BACKWARD_TRANSITIVE: this reader must read every version ever registered (producers upgrade
-    // on their own schedule), not only the one before it; the registry then refuses any other change.
+    // Each subject gets its rule here, so it must exist first (the request schema's too, before any
+    // producer registers). BACKWARD_TRANSITIVE: this reader must read every version ever registered
+    // (producers upgrade on their own schedule), not only the one before it; the registry then
+    // refuses any other change.
     const subjects: [string, object][] = [
       [topics.scheduleRequests, SCHEMAS.scheduleRequest],
       [topics.scheduleRequestsReplies, SCHEMAS.scheduleRequestOutcome],
       [topics.scheduleRequestsRejected, SCHEMAS.scheduleRequestRejection],
     ];
     for (const [topic, schema] of subjects) {
-      await this.#codec.register(topic, schema);
+      await this.#codec.schemaId(topic, schema);
       await registry.updateConfig(valueSubject(topic), { compatibility: Compatibility.BACKWARD_TRANSITIVE });
     }
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {

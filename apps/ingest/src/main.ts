@@ -41,9 +41,9 @@ runMain(async () => {
     jobEventPartitions: env.jobEventPartitions,
     limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
   };
-  const commands = await JobCommands.create({ ...handlers, createGroup: createGroupEnv() });
+  const commands = new JobCommands({ ...handlers, createGroup: createGroupEnv() });
   // The API's settings (misfire tolerance, generation ahead): a schedule is the same whichever way it came.
-  const schedules = await ScheduleCommands.create({ ...handlers, ...scheduleEnv() });
+  const schedules = new ScheduleCommands({ ...handlers, ...scheduleEnv() });
   const ingest = new Ingest({
     kafka,
     registry,

@@ -5,6 +5,7 @@ import {
   isKairosError,
   Lifecycle,
   LifecycleService,
+  retryOnSerialization,
   serviceGroup,
   type FailureClass,
   type Job,
@@ -30,7 +31,7 @@ import {
 } from '@kairos/db';
 import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
-import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
+import type { TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 
@@ -63,8 +64,7 @@ export interface TrackerOptions {
   readonly generator?: false | Omit<ScheduleGeneratorOptions, 'pool' | 'codec' | 'jobEventsTopic'>;
 }
 
-/** A batch transaction that lost a race on a row moved between partitions (40001) or a deadlock (40P01) is redone. */
-const RETRIABLE_SQLSTATES = new Set(['40001', '40P01']);
+/** A batch transaction that lost a race (a row moved between partitions, a deadlock) is redone up to this often. */
 const MAX_TRANSACTION_TRIES = 5;
 
 /**
@@ -83,8 +83,6 @@ export class Tracker extends LifecycleService {
   readonly #log: Logger;
   readonly #consumer: Consumer;
   readonly metrics: TrackerMetrics;
-  /** Dead-letter topics whose schema is registered (or being registered). */
-  readonly #dlqRegistered = new Map<string, Promise<number>>();
   /** Generates recurring schedules' occurrences (undefined when turned off). */
   readonly generator: ScheduleGenerator | undefined;
   /** The results consumer, then the generator (stopped first). */
@@ -128,9 +126,6 @@ export class Tracker extends LifecycleService {
   }
 
   async #startConsumer(): Promise<void> {
-    // Retries write job events, dead letters DlqEntry records: both need their writer schemas.
-    await this.#o.codec.register(this.#o.topics.jobEvents, SCHEMAS.jobEvent);
-    for (const rc of this.#o.resourceClasses) await this.#registerDlq(rc);
     const resultsTopic = this.#o.topics.taskResults;
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;
@@ -185,31 +180,28 @@ export class Tracker extends LifecycleService {
 
   /** One batch in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
   async #apply(starts: readonly StartRecord[], results: readonly ResultRecord[]): Promise<void> {
-    for (let tries = 1; ; tries++) {
-      try {
-        const applied = await inTransaction(this.#o.pool, async (tx) => {
+    const applied = await retryOnSerialization(
+      () =>
+        inTransaction(this.#o.pool, async (tx) => {
           await lockJobs(tx, [...starts.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
           await recordStarts(tx, starts);
           const { failed, succeeded, suppressed } = await recordResults(tx, results);
           return { ...(await this.#settle(tx, failed)), succeeded, suppressed };
-        });
-        // Counted once committed (a redone transaction would count twice).
-        const m = this.metrics;
-        if (applied.suppressed > 0) {
-          m.zombieWritesSuppressed.inc(applied.suppressed);
-          this.#log.warn({ suppressed: applied.suppressed }, 'results of superseded attempts suppressed');
-        }
-        if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
-        if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
-        for (const job of applied.dead) m.deadLettered.inc({ resource_class: job.resourceClass });
-        return;
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (tries >= MAX_TRANSACTION_TRIES || typeof code !== 'string' || !RETRIABLE_SQLSTATES.has(code))
-          throw err;
-        this.#log.debug({ err, tries }, 'batch transaction lost a race; redoing it');
-      }
+        }),
+      {
+        tries: MAX_TRANSACTION_TRIES,
+        onRetry: (err, tries) => this.#log.debug({ err, tries }, 'batch transaction lost a race; redoing it'),
+      },
+    );
+    // Counted once committed (a redone transaction would count twice).
+    const m = this.metrics;
+    if (applied.suppressed > 0) {
+      m.zombieWritesSuppressed.inc(applied.suppressed);
+      this.#log.warn({ suppressed: applied.suppressed }, 'results of superseded attempts suppressed');
     }
+    if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
+    if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
+    for (const job of applied.dead) m.deadLettered.inc({ resource_class: job.resourceClass });
   }
 
   /** Retries or fails each job whose current attempt failed, inside the batch's transaction. */
@@ -297,8 +289,6 @@ export class Tracker extends LifecycleService {
     now: Date,
   ): Promise<OutboxRow> {
     const topic = this.#o.topics.dlq(job.resourceClass);
-    // A class this tracker was not configured with (jobs outlive configuration changes).
-    await this.#registerDlq(job.resourceClass);
     return dlqOutboxRow(
       this.#o.codec,
       topic,
@@ -330,18 +320,6 @@ export class Tracker extends LifecycleService {
       },
       null,
     );
-  }
-
-  #registerDlq(resourceClass: string): Promise<number> {
-    const topic = this.#o.topics.dlq(resourceClass);
-    let registered = this.#dlqRegistered.get(topic);
-    if (!registered) {
-      registered = this.#o.codec.register(topic, SCHEMAS.dlqEntry);
-      // A failed registration (registry down) is tried again by the next batch.
-      registered.catch(() => this.#dlqRegistered.delete(topic));
-      this.#dlqRegistered.set(topic, registered);
-    }
-    return registered;
   }
 }
 

@@ -80,7 +80,6 @@ export class KairosClient {
   async #start(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`client is ${this.#state}`);
     this.#state = 'starting';
-    await this.#codec.register(this.#topics.scheduleRequests, SCHEMAS.scheduleRequest);
     await this.#producer.connect();
     await this.#outcomes?.start();
     this.#state = 'started';
@@ -173,7 +172,7 @@ export class KairosClient {
       idempotency_key: idempotencyKey,
       command: commandBranch(command, body()),
     };
-    const value = await this.#codec.encode(this.#topics.scheduleRequests, record);
+    const value = await this.#codec.encode(this.#topics.scheduleRequests, SCHEMAS.scheduleRequest, record);
     // Opened before the send: the answer may arrive before send() resolves.
     this.#outcomes?.expect(requestId);
     try {

@@ -1,7 +1,7 @@
 import type { Job } from '@kairos/core';
 import type { OutboxRow } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
-import type { DlqEntryRecord, JobEventRecord } from '@kairos/schemas';
+import { SCHEMAS, type DlqEntryRecord, type JobEventRecord } from '@kairos/schemas';
 import { v7 as uuidv7 } from 'uuid';
 
 /** Outbox aggregatetype of job events; the connector routes it to `kairos.job-events`. */
@@ -67,7 +67,7 @@ export async function jobEventOutboxRow(
     aggregateType: JOB_EVENTS_AGGREGATE,
     aggregateId: job.routingKey,
     type: `Job${type === 'SCHEDULED' ? 'Scheduled' : 'Cancelled'}`,
-    payload: await codec.encode(topic, jobEventRecord(type, job, id, now)),
+    payload: await codec.encode(topic, SCHEMAS.jobEvent, jobEventRecord(type, job, id, now)),
     jobId: job.id,
     tenantId: job.tenantId,
     dueAt: job.dueAt,
@@ -97,7 +97,7 @@ export async function dlqOutboxRow(
     aggregateType: dlqAggregate(entry.resource_class),
     aggregateId: entry.job_id,
     type: 'JobDeadLettered',
-    payload: await codec.encode(topic, { event_id: id, ...entry } satisfies DlqEntryRecord),
+    payload: await codec.encode(topic, SCHEMAS.dlqEntry, { event_id: id, ...entry } satisfies DlqEntryRecord),
     jobId: entry.job_id,
     tenantId: entry.tenant_id,
     dueAt: new Date(entry.due_at),

@@ -29,7 +29,6 @@ export {
   type GenerationResult,
   type GenerationSettings,
 } from './schedule-generation.js';
-export { OccurrenceGate, type GateOutcome, type OccurrenceGateOptions } from './occurrence-gate.js';
 export { ScheduleCommands } from './schedule-commands.js';
 export type { BackfillResult } from './schedule-backfill.js';
 export type {

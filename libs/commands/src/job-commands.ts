@@ -1,4 +1,5 @@
 import {
+  classifyError,
   KairosError,
   parseCreateJob,
   parseReschedule,
@@ -14,7 +15,6 @@ import {
   findRequestKey,
   findJob,
   inTransaction,
-  isConnectionFailure,
   rescheduleScheduledJob,
   writeOutbox,
   type LedgerEntry,
@@ -23,7 +23,6 @@ import {
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import { SCHEMAS } from '@kairos/schemas';
 import { v7 as uuidv7 } from 'uuid';
 import { CreateGroup, type CreateGroupOptions, type CreateGroupStats } from './create-group.js';
 import { jobEventOutboxRow } from './events.js';
@@ -75,7 +74,7 @@ export class JobCommands {
   readonly #o: JobCommandsOptions;
   readonly #group: CreateGroup<PreparedCreate, CreateResult>;
 
-  private constructor(options: JobCommandsOptions) {
+  constructor(options: JobCommandsOptions) {
     this.#o = options;
     this.#group = new CreateGroup(
       {
@@ -85,16 +84,11 @@ export class JobCommands {
             items.map((c) => c.row),
             new Map(items.map((c) => [c.row.id, c.event])),
           ),
-        sharedFailure: isConnectionFailure,
+        // A dependency down fails every member alike; anything else may be one member's doing.
+        sharedFailure: (err) => classifyError(err).class === 'transient',
       },
       options.createGroup,
     );
-  }
-
-  /** Registers the job-event schema (idempotent) and returns ready handlers. */
-  static async create(options: JobCommandsOptions): Promise<JobCommands> {
-    await options.codec.register(options.jobEventsTopic, SCHEMAS.jobEvent);
-    return new JobCommands(options);
   }
 
   get limits(): JobLimits {

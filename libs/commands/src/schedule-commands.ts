@@ -29,7 +29,6 @@ import {
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import { SCHEMAS } from '@kairos/schemas';
 import { v7 as uuidv7 } from 'uuid';
 import { keyUsedElsewhere, requestKeyOf } from './request-keys.js';
 import { backfillSchedule, type BackfillDeps, type BackfillResult } from './schedule-backfill.js';
@@ -80,7 +79,7 @@ export class ScheduleCommands {
   readonly #backfill: BackfillDeps;
   readonly #changes: ChangeDeps;
 
-  private constructor(options: ScheduleCommandsOptions) {
+  constructor(options: ScheduleCommandsOptions) {
     this.#o = options;
     this.#gen = {
       codec: options.codec,
@@ -98,12 +97,6 @@ export class ScheduleCommands {
       throw new RangeError(`misfireToleranceMs must be a non-negative integer, got ${this.#tolerance}`);
     if (!(this.#backfill.ratePerSec > 0)) throw new RangeError('backfill.ratePerSec must be > 0');
     this.#changes = { gen: this.#gen, misfireToleranceMs: this.#tolerance };
-  }
-
-  /** Registers the job-event schema (idempotent) and returns ready handlers. */
-  static async create(options: ScheduleCommandsOptions): Promise<ScheduleCommands> {
-    await options.codec.register(options.jobEventsTopic, SCHEMAS.jobEvent);
-    return new ScheduleCommands(options);
   }
 
   get generation(): GenerationSettings {

@@ -3,16 +3,17 @@
  * `isKairosError(err, code)`, never on message text.
  */
 export const ERROR_CODES = {
-  VALIDATION: { retriable: false, status: 400 },
-  NOT_FOUND: { retriable: false, status: 404 },
-  CONFLICT: { retriable: false, status: 409 },
-  PAYLOAD_TOO_LARGE: { retriable: false, status: 413 },
-  STALE_EPOCH: { retriable: false, status: 409 },
-  UNDECODABLE: { retriable: false, status: 400 },
-  DEPENDENCY_UNAVAILABLE: { retriable: true, status: 503 },
+  VALIDATION: { retriable: false, status: 400, class: 'invalid' },
+  NOT_FOUND: { retriable: false, status: 404, class: 'invalid' },
+  CONFLICT: { retriable: false, status: 409, class: 'invalid' },
+  PAYLOAD_TOO_LARGE: { retriable: false, status: 413, class: 'invalid' },
+  // A Redis script's own refusal (or the same epoch check in PostgreSQL-only mode).
+  STALE_EPOCH: { retriable: false, status: 409, class: 'script' },
+  UNDECODABLE: { retriable: false, status: 400, class: 'invalid' },
+  DEPENDENCY_UNAVAILABLE: { retriable: true, status: 503, class: 'transient' },
   // Redis refused a write at maxmemory (noeviction): the delay tier falls back to PostgreSQL.
-  REDIS_OOM: { retriable: true, status: 503 },
-  CONFIG: { retriable: false, status: 500 },
+  REDIS_OOM: { retriable: true, status: 503, class: 'script' },
+  CONFIG: { retriable: false, status: 500, class: 'other' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,3 +1,6 @@
+import { registerErrorRecogniser } from '@kairos/core';
+import { recognisePgError } from './pg-errors.js';
+
 export { createPool, inTransaction, type PoolOptions, type Pool, type PoolClient } from './pool.js';
 export { migrate, loadMigrations, ensureJobPartitions, type Migration } from './migrate.js';
 export * from './jobs.js';
@@ -9,5 +12,7 @@ export * from './request-ledger.js';
 export * from './schedules.js';
 export * from './schedule-occurrences.js';
 export * from './schedule-runs.js';
-export { isConnectionFailure } from './pg-errors.js';
 export { publishOutboxAfterCommit, type OutboxPublisher } from './outbox-relay.js';
+
+// Loading this package teaches classifyError PostgreSQL's errors.
+registerErrorRecogniser(recognisePgError);

@@ -1,14 +1,4 @@
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ECONNABORTED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+import { classified, type ClassifiedError } from '@kairos/core';
 
 /**
  * node-postgres reports a lost or refused connection partly without a code; these messages are
@@ -17,15 +7,23 @@ const NETWORK_CODES = new Set([
 const PG_CONNECTION_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|connection error and is not queryable|Client was closed/i;
 
+/** Transactions PostgreSQL aborted for losing a race: redone as a whole, they can succeed. */
+const SERIALIZATION_SQLSTATES: ReadonlySet<string> = new Set(['40001', '40P01']);
+
 /**
- * Whether an error means PostgreSQL could not be reached or the connection was lost, rather than
- * "this statement is wrong": network errors, connection exceptions (SQLSTATE class 08),
- * insufficient resources (53), operator intervention such as a shutdown or a server still
- * starting (57P), and node-postgres's own messages for a lost or refused connection.
+ * PostgreSQL's errors as the shared classification sees them (registered with classifyError by
+ * this package's entry point): connection exceptions (SQLSTATE class 08), insufficient resources
+ * (53) and operator intervention such as a shutdown or a server still starting (57P) are a
+ * dependency down, as are node-postgres's own messages for a lost or refused connection;
+ * serialization failures and deadlocks are a lost race. Network errors are classified in core.
  */
-export function isConnectionFailure(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
+export function recognisePgError(err: unknown): ClassifiedError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
   const e = err as { code?: unknown; message?: unknown };
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || /^(08|53|57P)/.test(e.code))) return true;
-  return typeof e.message === 'string' && PG_CONNECTION_MESSAGES.test(e.message);
+  if (typeof e.code === 'string') {
+    if (SERIALIZATION_SQLSTATES.has(e.code)) return classified('serialization', e.code);
+    if (/^(08|53|57P)/.test(e.code)) return classified('transient', e.code);
+  }
+  if (typeof e.message === 'string' && PG_CONNECTION_MESSAGES.test(e.message)) return classified('transient');
+  return undefined;
 }

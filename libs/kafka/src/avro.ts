@@ -1,13 +1,13 @@
 import {
   AvroDeserializer,
   AvroSerializer,
-  RestError,
   SchemaRegistryClient,
   SerdeType,
   TopicNameStrategy,
   type Client,
 } from '@confluentinc/schemaregistry';
 import { KairosError } from '@kairos/core';
+import { isTransientRegistryError } from './kafka-errors.js';
 
 export interface RegistryOptions {
   /** Base URL of a Confluent-compatible registry, e.g. Apicurio's `http://host:port/apis/ccompat/v7`. */
@@ -28,14 +28,29 @@ export function valueSubject(topic: string): string {
   return `${topic}-value`;
 }
 
+/** An Avro schema: its JSON text or the parsed object (e.g. one of `SCHEMAS`). */
+export type AvroSchema = string | object;
+
+const schemaText = (schema: AvroSchema) => (typeof schema === 'string' ? schema : JSON.stringify(schema));
+
+/** One subject's writer: the schema it was asked for and its registration (id and serializer). */
+interface Writer {
+  readonly schema: AvroSchema;
+  readonly text: string;
+  readonly ready: Promise<{ readonly id: number; readonly serializer: AvroSerializer }>;
+}
+
 /**
  * Avro values in the Confluent wire format (magic byte, schema id, Avro body) through the
- * Schema Registry. Writers register their schema explicitly and always write with that id;
- * readers decode any registered schema id, so older and newer writers can share a topic.
+ * Schema Registry. A writer names the schema with each value; the codec registers it under
+ * `<topic>-value` on first use and writes with that id from then on, so no caller registers
+ * anything up front. Readers decode any registered schema id, so older and newer writers can
+ * share a topic.
  */
 export class AvroCodec {
   readonly #client: Client;
-  readonly #serializers = new Map<string, AvroSerializer>();
+  /** Per subject; concurrent first uses share one registration, a failed one is dropped. */
+  readonly #writers = new Map<string, Writer>();
   readonly #deserializer: AvroDeserializer;
 
   constructor(client: Client) {
@@ -47,25 +62,40 @@ export class AvroCodec {
     });
   }
 
-  /** Registers (or finds) `schema` under `<topic>-value` and writes with it from now on. */
-  async register(topic: string, schema: string | object): Promise<number> {
-    const text = typeof schema === 'string' ? schema : JSON.stringify(schema);
-    const id = await this.#client.register(valueSubject(topic), { schemaType: 'AVRO', schema: text }, false);
-    this.#serializers.set(
-      topic,
-      new AvroSerializer(this.#client, SerdeType.VALUE, {
-        useSchemaId: id,
-        autoRegisterSchemas: false,
-        subjectNameStrategy: TopicNameStrategy,
-      }),
-    );
-    return id;
+  /** Serializes `value` with `schema`, registering the schema under `<topic>-value` on first use. */
+  async encode(topic: string, schema: AvroSchema, value: unknown): Promise<Buffer> {
+    const { serializer } = await this.#writer(topic, schema);
+    return serializer.serialize(topic, value);
   }
 
-  async encode(topic: string, value: unknown): Promise<Buffer> {
-    const serializer = this.#serializers.get(topic);
-    if (!serializer) throw new Error(`no schema registered for topic ${topic}; call register() first`);
-    return serializer.serialize(topic, value);
+  /** The id `encode` writes `<topic>-value` with, registering the schema if not done yet. */
+  async schemaId(topic: string, schema: AvroSchema): Promise<number> {
+    return (await this.#writer(topic, schema)).id;
+  }
+
+  #writer(topic: string, schema: AvroSchema): Writer['ready'] {
+    const subject = valueSubject(topic);
+    const known = this.#writers.get(subject);
+    // Callers pass the same schema object each time: the identity check spares the stringify.
+    if (known && (known.schema === schema || known.text === schemaText(schema))) return known.ready;
+    const text = schemaText(schema);
+    const writer: Writer = { schema, text, ready: this.#register(subject, text) };
+    this.#writers.set(subject, writer);
+    // Not memoised when it failed (registry down, schema refused): the next use tries again.
+    writer.ready.catch(() => {
+      if (this.#writers.get(subject) === writer) this.#writers.delete(subject);
+    });
+    return writer.ready;
+  }
+
+  async #register(subject: string, text: string): Promise<{ id: number; serializer: AvroSerializer }> {
+    const id = await this.#client.register(subject, { schemaType: 'AVRO', schema: text }, false);
+    const serializer = new AvroSerializer(this.#client, SerdeType.VALUE, {
+      useSchemaId: id,
+      autoRegisterSchemas: false,
+      subjectNameStrategy: TopicNameStrategy,
+    });
+    return { id, serializer };
   }
 
   /**
@@ -96,11 +126,4 @@ export class AvroCodec {
 export function wireSchemaId(bytes: Buffer): number | undefined {
   if (bytes.length < 5 || bytes[0] !== 0) return undefined;
   return bytes.readInt32BE(1);
-}
-
-/** Network failures and 5xx answers are worth retrying; a 4xx (e.g. unknown schema id) is not. */
-export function isTransientRegistryError(err: unknown): boolean {
-  if (err instanceof RestError) return err.status === undefined || err.status >= 500 || err.status === 429;
-  const e = err as { isAxiosError?: boolean; response?: unknown; code?: string };
-  return e.isAxiosError === true ? e.response === undefined || e.response === null : false;
 }

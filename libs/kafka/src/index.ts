@@ -1,3 +1,6 @@
+import { registerErrorRecogniser } from '@kairos/core';
+import { recogniseKafkaError } from './kafka-errors.js';
+
 export * from './topics.js';
 export * from './headers.js';
 export * from './client.js';
@@ -5,3 +8,7 @@ export * from './admin.js';
 export * from './avro.js';
 export * from './handoff-consumer.js';
 export * from './outbox-relay.js';
+export { isTransientRegistryError } from './kafka-errors.js';
+
+// Loading this package teaches classifyError KafkaJS's and the registry client's errors.
+registerErrorRecogniser(recogniseKafkaError);

@@ -1,6 +1,6 @@
 import { KairosError } from '@kairos/core';
 import type { Redis } from 'ioredis';
-import { rethrowOom } from './redis-errors.js';
+import { typedOom, typedStaleEpoch } from './redis-errors.js';
 import { partitionKeys, type PartitionKeys } from './keys.js';
 import { withScripts, type KairosScripts } from './scripts.js';
 
@@ -73,13 +73,9 @@ export interface HotStats {
   readonly oldestDueMs: number | undefined;
 }
 
+/** A script's refusal as the typed KairosError callers branch on (STALE_EPOCH, REDIS_OOM). */
 function rethrow(err: unknown, partition: number, epoch: number): never {
-  if (err instanceof Error && err.message.includes('STALE_EPOCH')) {
-    throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`, {
-      cause: err,
-    });
-  }
-  rethrowOom(err, `a write for partition ${partition}`);
+  throw typedOom(typedStaleEpoch(err, partition, epoch), `a write for partition ${partition}`);
 }
 
 /** A score the scripts return, -1 meaning none. */
@@ -142,7 +138,7 @@ export class HotSet {
     try {
       return (await this.#redis.kairosSetEpoch(this.keys(partition).epoch, epoch)) === 1;
     } catch (err) {
-      rethrowOom(err, `the epoch of partition ${partition}`);
+      throw typedOom(err, `the epoch of partition ${partition}`);
     }
   }
 

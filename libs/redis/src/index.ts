@@ -1,3 +1,7 @@
+import { registerErrorRecogniser } from '@kairos/core';
+import { recogniseRedisError } from './redis-errors.js';
+
+export { createRedis } from './client.js';
 export { withScripts, scriptSource, type KairosScripts, type ScriptName } from './scripts.js';
 export { partitionKeys, type PartitionKeys } from './keys.js';
 export {
@@ -22,3 +26,7 @@ export {
   type ReleaseOutcome,
   type AttemptRelease,
 } from './leases.js';
+export { redisReplyCode } from './redis-errors.js';
+
+// Loading this package teaches classifyError Redis's errors.
+registerErrorRecogniser(recogniseRedisError);

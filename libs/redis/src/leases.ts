@@ -1,7 +1,6 @@
-import { KairosError } from '@kairos/core';
 import type { Redis } from 'ioredis';
 import { partitionKeys, type PartitionKeys } from './keys.js';
-import { typedOom } from './redis-errors.js';
+import { typedOom, typedStaleEpoch } from './redis-errors.js';
 import { kairosPipeline, withScripts, type KairosScripts } from './scripts.js';
 
 export interface LeasesOptions {
@@ -199,12 +198,7 @@ export class Leases {
         reportAgainMs,
       );
     } catch (err) {
-      if (err instanceof Error && err.message.includes('STALE_EPOCH')) {
-        throw new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`, {
-          cause: err,
-        });
-      }
-      throw err;
+      throw typedStaleEpoch(err, partition, epoch);
     }
     const reaped: ReapResult['reaped'] = [];
     for (let i = 2; i + 2 < raw.length; i += 3)

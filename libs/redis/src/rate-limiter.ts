@@ -1,5 +1,6 @@
 import { KairosError, type FieldError } from '@kairos/core';
 import type { Redis } from 'ioredis';
+import { redisReplyCode } from './redis-errors.js';
 import { withScripts, type KairosScripts } from './scripts.js';
 
 export interface RateLimiterOptions {
@@ -62,8 +63,9 @@ function parseLimit(resourceClass: string, raw: string): RateLimit {
 }
 
 function rethrowBadLimit(err: unknown): never {
-  if (err instanceof Error && err.message.includes('BAD_RATE_LIMIT')) {
-    const resourceClass = err.message.split('BAD_RATE_LIMIT ')[1] ?? '?';
+  if (redisReplyCode(err) === 'BAD_RATE_LIMIT') {
+    // The script's reply is `BAD_RATE_LIMIT <class>`.
+    const resourceClass = (err as Error).message.split('BAD_RATE_LIMIT ')[1] ?? '?';
     throw new KairosError('CONFIG', `malformed rate limit for resource class "${resourceClass}"`, {
       cause: err,
     });

@@ -1,23 +1,64 @@
-import { KairosError } from '@kairos/core';
+import { classified, KairosError, type ClassifiedError } from '@kairos/core';
+
+/** A Redis error code: the reply's first word by the protocol's convention (ERR, OOM, STALE_EPOCH…). */
+const CODE = /^[A-Z][A-Z0-9_]*$/;
 
 /**
- * Redis answers a write refused at maxmemory (noeviction) with an error reply starting `OOM`: the
- * reply text is all the protocol gives, so it is read here, at the boundary, and turned into a
- * typed REDIS_OOM KairosError that callers test with isKairosError.
+ * The code of a Redis error reply, or undefined for anything that is not one. Our Lua scripts
+ * answer `redis.error_reply('<CODE> …')`; a bare `error_reply('<CODE>')` reaches the client as
+ * `ERR <CODE>` (Redis adds its generic code), and a failed call inside a script on Redis 6 comes
+ * wrapped as `ERR Error running script …: -<CODE> …`: both give the code inside.
  */
-export function isOomReply(err: unknown): boolean {
-  // Anywhere in the text: a write refused inside a Lua script comes wrapped in the script's error.
-  return err instanceof Error && /\bOOM\b/.test(err.message);
+export function redisReplyCode(err: unknown): string | undefined {
+  if (!(err instanceof Error) || err.name !== 'ReplyError') return undefined;
+  const [first, second] = err.message.split(' ', 2);
+  if (first !== 'ERR') return first !== undefined && CODE.test(first) ? first : undefined;
+  if (second !== undefined && CODE.test(second)) return second;
+  return /: -([A-Z][A-Z0-9_]*) /.exec(err.message)?.[1] ?? 'ERR';
 }
 
-/** A refused-for-memory reply as REDIS_OOM (saying what was refused); anything else as is. */
+/** The codes our Lua scripts (scripts/*.lua) refuse with. */
+const SCRIPT_CODES: ReadonlySet<string> = new Set(['STALE_EPOCH', 'BAD_RATE_LIMIT']);
+
+/** Replies of a server that is starting, busy or failing over: the same call succeeds later. */
+const TRANSIENT_REPLY_CODES: ReadonlySet<string> = new Set([
+  'LOADING',
+  'BUSY',
+  'TRYAGAIN',
+  'CLUSTERDOWN',
+  'MASTERDOWN',
+]);
+
+/**
+ * ioredis's errors as the shared classification sees them (registered with classifyError by this
+ * package's entry point): a script's own code is a `script` error with that code (a write refused
+ * at maxmemory as REDIS_OOM), any other reply (WRONGTYPE, ERR…) is `other`, a server not ready is `transient`, and so is a client that gave up
+ * on an unreachable server (its own error and message). Network errors are classified in core.
+ */
+export function recogniseRedisError(err: unknown): ClassifiedError | undefined {
+  const code = redisReplyCode(err);
+  if (code === 'OOM') return classified('script', 'REDIS_OOM');
+  if (code !== undefined && TRANSIENT_REPLY_CODES.has(code)) return classified('transient', code);
+  if (code !== undefined) return classified(SCRIPT_CODES.has(code) ? 'script' : 'other', code);
+  if (!(err instanceof Error)) return undefined;
+  if (err.name === 'MaxRetriesPerRequestError' || err.message === 'Connection is closed.')
+    return classified('transient', err.name);
+  return undefined;
+}
+
+/**
+ * A refused-for-memory reply as a typed REDIS_OOM KairosError (saying what was refused), so
+ * callers test it with isKairosError; anything else as is.
+ */
 export function typedOom(err: unknown, what: string): unknown {
-  return isOomReply(err)
+  return redisReplyCode(err) === 'OOM'
     ? new KairosError('REDIS_OOM', `Redis refused ${what}: out of memory`, { cause: err })
     : err;
 }
 
-/** Rethrows a refused-for-memory reply as REDIS_OOM (saying what was refused); anything else as is. */
-export function rethrowOom(err: unknown, what: string): never {
-  throw typedOom(err, what);
+/** A script's STALE_EPOCH refusal as a typed KairosError; anything else as is. */
+export function typedStaleEpoch(err: unknown, partition: number, epoch: number): unknown {
+  return redisReplyCode(err) === 'STALE_EPOCH'
+    ? new KairosError('STALE_EPOCH', `epoch ${epoch} no longer owns partition ${partition}`, { cause: err })
+    : err;
 }

@@ -1,6 +1,6 @@
 import type { AvroCodec } from '@kairos/kafka';
 import { HEADERS } from '@kairos/kafka';
-import type { TaskResultRecord } from '@kairos/schemas';
+import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
 import type { Message, Producer } from 'kafkajs';
 import { TickBatch } from './tick-batch.js';
 
@@ -24,7 +24,7 @@ export class ResultPublisher {
   }
 
   async publish(result: TaskResultRecord): Promise<void> {
-    const value = await this.#codec.encode(this.#topic, result);
+    const value = await this.#codec.encode(this.#topic, SCHEMAS.taskResult, result);
     return this.#batch.add({
       key: result.job_id,
       value,

@@ -7,9 +7,9 @@ import {
   topicNames,
   type Assignment,
 } from '@kairos/kafka';
-import { Leases } from '@kairos/redis';
-import { Redis } from 'ioredis';
-import { SCHEMAS, type TaskDispatchRecord } from '@kairos/schemas';
+import { createRedis, Leases } from '@kairos/redis';
+import type { Redis } from 'ioredis';
+import type { TaskDispatchRecord } from '@kairos/schemas';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
 import { Heartbeats } from './attempt-lease.js';
@@ -97,7 +97,7 @@ export class Worker extends LifecycleService {
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     this.#codec = new AvroCodec(createRegistryClient({ url: o.registryUrl }));
     // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
-    this.#redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+    this.#redis = createRedis(o.redisUrl, { lazyConnect: true });
     this.#redis.on('error', (err: Error) => o.logger.warn({ err }, 'redis error'));
     this.#admission = new Admission({
       breaker: o.breaker,
@@ -162,8 +162,6 @@ export class Worker extends LifecycleService {
   }
 
   protected async onStart(): Promise<void> {
-    const names = topicNames(this.#o.topicPrefix);
-    await this.#codec.register(names.taskResults, SCHEMAS.taskResult);
     await this.#redis.connect();
     await this.#producer.connect();
     await this.#consumer.start();
