@@ -1,22 +1,25 @@
-import { isKairosError, PollLoop, type RoundOutcome } from '@kairos/core';
+import { LifecycleService, PollLoop, type RoundOutcome } from '@kairos/core';
 import type { Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Producer } from 'kafkajs';
 import { nextDeadline, PartitionDeadlines } from './deadlines.js';
 import type { Ownership } from './ownership.js';
+import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
 import { dispatchFromPostgres } from './pg-dispatch.js';
 import type { OccurrenceGate } from './occurrence-gate.js';
 import type { HotRecord } from './record.js';
 import type { Release } from './release.js';
-import { dispatchRound, type PoppedPartition } from './round-dispatch.js';
+import { dispatchRound, type PoppedPartition, type RoundDispatchDeps } from './round-dispatch.js';
 import type { TaskMessages } from './task-messages.js';
 
 export interface DispatcherOptions {
   readonly hot: HotSet;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
+  /** STALE_EPOCH and REDIS_OOM policy of every partition's dispatch. */
+  readonly guard: OwnershipGuard;
   readonly release: Release;
   /** Where dispatches are claimed (fenced by epoch and version) and deadlines expire jobs. */
   readonly pool: Pool;
@@ -27,7 +30,7 @@ export interface DispatcherOptions {
   readonly log: Logger;
   /** Most jobs popped per class per partition per round. */
   readonly batchSize: number;
-  /** Partitions dispatched at once in a round (each holds a PostgreSQL connection meanwhile). */
+  /** PostgreSQL-only partitions dispatched at once in a round (each holds a connection meanwhile). */
   readonly concurrency: number;
   /**
    * Longest a partition goes without a visit, ms: the safety net should a wake be missed (a
@@ -44,8 +47,6 @@ export interface DispatcherOptions {
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   /** Called for every job that expired instead of being dispatched. */
   readonly onExpired?: (record: HotRecord) => void;
-  /** Redis refused a write for the partition (maxmemory): switch it to PostgreSQL-only. */
-  readonly onOom: (partition: number) => void;
 }
 
 /** Partitions whose deadline is this close are visited in the same round (saves a wake-up). */
@@ -67,16 +68,19 @@ const RETRY_MS = 100;
  * partition's state changing (refresh()). Waking early is harmless (the pop decides on Redis
  * TIME), so deadlines are converted to local time erring late only by a reply's transit.
  */
-export class Dispatcher {
+export class Dispatcher extends LifecycleService {
   readonly #o: DispatcherOptions;
+  readonly #claims: RoundDispatchDeps;
   readonly #loop: PollLoop;
   readonly #deadlines: PartitionDeadlines;
   /** Pops run one at a time (see #pop). */
   #popTurn: Promise<unknown> = Promise.resolve();
 
   constructor(options: DispatcherOptions) {
+    super('dispatcher');
     this.#o = options;
     this.#deadlines = new PartitionDeadlines(options.maxSleepMs);
+    this.#claims = { ...options, report: (sent, expired, nowMs) => this.#report(sent, expired, nowMs) };
     this.#loop = new PollLoop({
       round: () => this.#round(),
       intervalMs: options.maxSleepMs,
@@ -84,12 +88,12 @@ export class Dispatcher {
     });
   }
 
-  start(): void {
-    this.#loop.start();
+  protected onStart(): Promise<void> {
+    return this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    await this.#loop.stop();
+  protected onStop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /**
@@ -158,8 +162,13 @@ export class Dispatcher {
     );
     if (popped.length === 0) return;
     try {
-      const result = await dispatchRound(this.#o, popped);
-      for (const p of popped) if (result.get(p.partition) === 'stale') this.#stale(p.partition, p.epoch);
+      const result = await dispatchRound(this.#claims, popped);
+      // Stale: left out of the rounds until recovered (refresh() on ready).
+      for (const p of popped) {
+        if (result.get(p.partition) !== 'stale') continue;
+        this.#o.guard.stale(p.partition, p.epoch);
+        next.set(p.partition, Infinity);
+      }
     } catch (err) {
       // Redis, Kafka or PostgreSQL failing: the popped jobs stay in flight and are reclaimed.
       this.#o.log.error(
@@ -167,41 +176,7 @@ export class Dispatcher {
         'dispatch failed; retrying shortly',
       );
       for (const p of popped) next.set(p.partition, this.#deadlines.now() + RETRY_MS);
-      return;
     }
-  }
-
-  /**
-   * Runs `act` for the partition under its current epoch and returns the local time of its next
-   * visit. A superseded epoch leaves the partition out of the rounds until it is whole again; a
-   * Redis refusal at maxmemory switches it to PostgreSQL-only mode; any other failure is retried
-   * shortly, without stalling the other partitions.
-   */
-  async #guarded(partition: number, act: (epoch: number) => Promise<number>): Promise<number> {
-    const epochP = this.#o.ownership.epoch(partition);
-    if (!epochP) return Infinity;
-    const epoch = await epochP;
-    try {
-      return await act(epoch);
-    } catch (err) {
-      if (isKairosError(err, 'STALE_EPOCH')) {
-        this.#stale(partition, epoch);
-        return Infinity;
-      }
-      if (isKairosError(err, 'REDIS_OOM')) {
-        this.#o.onOom(partition);
-        return -Infinity;
-      }
-      this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying shortly');
-      return this.#deadlines.now() + RETRY_MS;
-    }
-  }
-
-  /** Not awaited: a rebuild of one partition must not pause dispatch for the others. */
-  #stale(partition: number, epoch: number): void {
-    this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
-      this.#o.log.error({ err: e, partition }, 'recovering a stale partition failed; retrying on next stale');
-    });
   }
 
   /** PostgreSQL-only partitions, `concurrency` at a time (each holds a connection meanwhile). */
@@ -210,36 +185,58 @@ export class Dispatcher {
     const lane = async () => {
       for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
         const partition = p;
-        next.set(partition, await this.#guarded(partition, (epoch) => this.#dispatchPg(partition, epoch)));
+        next.set(
+          partition,
+          await this.#guarded(partition, (epoch) => this.#dispatchPostgres(partition, epoch)),
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.#o.concurrency, queue.length) }, lane));
   }
 
-  /** A PostgreSQL-only partition: due jobs straight from PostgreSQL, polled (no hot set). */
-  async #dispatchPg(partition: number, epoch: number): Promise<number> {
+  /**
+   * Runs `act` for the partition under its current epoch through the ownership guard and returns
+   * the local time of its next visit: stale, left out of the rounds until recovered (refresh() on
+   * ready); out of Redis memory, again at once, PostgreSQL-only; any other failure, again shortly,
+   * without stalling the other partitions.
+   */
+  async #guarded(partition: number, act: (epoch: number) => Promise<number>): Promise<number> {
+    const epochP = this.#o.ownership.epoch(partition);
+    if (!epochP) return Infinity;
+    const epoch = await epochP;
+    try {
+      const r = await this.#o.guard.run(partition, epoch, () => act(epoch));
+      if (r.outcome === 'stale') return Infinity;
+      return r.outcome === 'oom' ? -Infinity : r.value;
+    } catch (err) {
+      this.#o.log.error({ err, partition }, 'dispatch failed for a partition; retrying shortly');
+      return this.#deadlines.now() + RETRY_MS;
+    }
+  }
+
+  /** PostgreSQL-only mode: no hot set to compute a deadline from, so it polls. */
+  async #dispatchPostgres(partition: number, epoch: number): Promise<number> {
     const nowMs = await this.#o.hot.serverTimeMs();
     const { sent, expired } = await dispatchFromPostgres(
-      this.#o,
+      this.#claims,
       partition,
       epoch,
       nowMs,
       this.#o.preDispatchMs,
       this.#o.batchSize,
     );
-    this.#report(sent, expired, nowMs);
     if (sent.length + expired.length >= this.#o.batchSize) return -Infinity;
     return this.#deadlines.now() + this.#o.fallbackPollMs;
   }
 
   /**
-   * Takes rate-limit tokens, pops and gives back the unused tokens, one partition at a time (a
-   * few Redis round trips): in parallel, the first partition to ask would take a small bucket
-   * whole, and a partition with nothing of that class due would keep starving the others. The
-   * slow part after it (PostgreSQL claim, Kafka produce) runs in parallel.
+   * Takes rate-limit tokens, pops and gives back the unused tokens. With a class rate-limited,
+   * one partition at a time (a few Redis round trips): in parallel, the first partition to ask
+   * would take a small bucket whole, and a partition with nothing of that class due would keep
+   * starving the others. With none limited there is nothing to share out: the pops of a round go
+   * out together (one pipelined write).
    */
-  #pop(partition: number, epoch: number) {
-    // No class limited: nothing to share out, so the pops of a round go out together.
+  #pop(partition: number, epoch: number): Promise<{ nowMs: number; records: HotRecord[]; nextAt: number }> {
     if (!this.#o.release.limited) return this.#popNow(partition, epoch);
     const turn = this.#popTurn.then(() => this.#popNow(partition, epoch));
     this.#popTurn = turn.catch(() => undefined);

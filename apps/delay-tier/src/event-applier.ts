@@ -5,6 +5,7 @@ import type { HotSet } from '@kairos/redis';
 import type { JobEventRecord } from '@kairos/schemas';
 import type { KafkaMessage } from 'kafkajs';
 import type { Ownership } from './ownership.js';
+import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
 import type { RecentEvents } from './recent-events.js';
 import { hotJob, hotRecord, type HotRecord } from './record.js';
@@ -14,10 +15,11 @@ export interface EventApplierDeps {
   readonly hot: HotSet;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
+  /** STALE_EPOCH and REDIS_OOM policy. */
+  readonly guard: OwnershipGuard;
   readonly log: Logger;
   /** The lookahead window in force: jobs due later stay in PostgreSQL only. */
   readonly windowMs: () => number;
-  readonly onOom: (partition: number) => void;
   readonly onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
   /** Events applied lately: the second copy of each (relay, then Debezium) is skipped. */
   readonly recent?: RecentEvents;
@@ -50,30 +52,29 @@ export async function applyJobEvent(
     deps.log.error({ err, partition, offset: message.offset }, 'undecodable job event skipped');
     return true;
   }
-  try {
-    deps.log.debug({ partition, type: event.event_type, job: event.job_id, due: event.due_at }, 'job event');
-    if (event.event_type === 'SCHEDULED') {
-      const record = hotRecord(event, headerString(message.headers, 'traceparent') ?? null);
-      const outcome = await deps.hot.schedule(partition, epoch, hotJob(record), {
-        windowMs: deps.windowMs(),
-      });
-      if (outcome === 'added') deps.onScheduled?.(record, Date.now());
-    } else {
-      await deps.hot.cancel(partition, epoch, event.job_id, event.version);
-    }
-    if (eventId !== undefined) deps.recent?.add(eventId);
-    return true;
-  } catch (err) {
-    if (isKairosError(err, 'STALE_EPOCH')) {
-      // Either Redis lost our state (rebuilt now; the event is applied again on refetch) or
-      // another instance owns the partition (then we stop acting for it).
-      await deps.ownership.onStale(partition, epoch);
-      return false;
-    }
-    if (isKairosError(err, 'REDIS_OOM')) {
-      deps.onOom(partition);
-      return true; // PostgreSQL holds the job; PostgreSQL-only dispatch runs it
-    }
-    throw err;
+  // Stale: either Redis lost our state (rebuilt first; the event is applied again on refetch) or
+  // another instance owns the partition (false: the consumer stops reading it). OOM: PostgreSQL
+  // holds the job and PostgreSQL-only dispatch runs it.
+  const r = await deps.guard.run(partition, epoch, () => apply(deps, partition, epoch, event, message), {
+    awaitRecovery: true,
+  });
+  if (r.outcome === 'done' && eventId !== undefined) deps.recent?.add(eventId);
+  return r.outcome !== 'stale';
+}
+
+async function apply(
+  deps: EventApplierDeps,
+  partition: number,
+  epoch: number,
+  event: JobEventRecord,
+  message: KafkaMessage,
+): Promise<void> {
+  deps.log.debug({ partition, type: event.event_type, job: event.job_id, due: event.due_at }, 'job event');
+  if (event.event_type === 'SCHEDULED') {
+    const record = hotRecord(event, headerString(message.headers, 'traceparent') ?? null);
+    const outcome = await deps.hot.schedule(partition, epoch, hotJob(record), { windowMs: deps.windowMs() });
+    if (outcome === 'added') deps.onScheduled?.(record, Date.now());
+  } else {
+    await deps.hot.cancel(partition, epoch, event.job_id, event.version);
   }
 }

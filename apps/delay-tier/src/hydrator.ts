@@ -18,6 +18,8 @@ interface Cursor {
  */
 export class Hydrator {
   readonly #cursors = new Map<number, Cursor>();
+  /** Window each partition was last hydrated with (the pre-loader trims when it shrinks). */
+  readonly #windows = new Map<number, number>();
   readonly #pool: Pool;
   readonly #hot: HotSet;
   readonly #pageSize: number;
@@ -34,6 +36,12 @@ export class Hydrator {
 
   forget(partition: number): void {
     this.#cursors.delete(partition);
+    this.#windows.delete(partition);
+  }
+
+  /** The window the partition was last hydrated with; undefined before its first run. */
+  windowOf(partition: number): number | undefined {
+    return this.#windows.get(partition);
   }
 
   /**
@@ -51,6 +59,7 @@ export class Hydrator {
 
   /** Hydrates the partition up to Redis time + windowMs; returns how many jobs entered the hot set. */
   async run(partition: number, epoch: number, windowMs: number): Promise<number> {
+    this.#windows.set(partition, windowMs);
     const until = new Date((await this.#hot.serverTimeMs()) + windowMs);
     let after = (this.#cursors.get(partition) ?? { after: null }).after;
     let added = 0;

@@ -6,7 +6,7 @@ import type { HotSet } from '@kairos/redis';
 export interface OwnershipHooks {
   /** Rebuilds the partition's hot set from PostgreSQL (Redis holds the epoch already). */
   rebuild(partition: number, epoch: number): Promise<void>;
-  /** Redis refused a write for the partition: it runs PostgreSQL-only from now on. */
+  /** Redis refused a write for the partition: the REDIS_OOM policy (fallBackOnOom) applies. */
   onOom(partition: number): void;
   onEpoch?(partition: number, epoch: number): void;
   onRevoked?(partition: number): void;
@@ -132,8 +132,8 @@ export class Ownership {
       await this.#hot.setEpoch(partition, epoch);
       await this.#hooks.rebuild(partition, epoch);
     } catch (err) {
+      // A stale epoch here is not recovered through onStale (that is us): the caller decides.
       if (!isKairosError(err, 'REDIS_OOM')) throw err;
-      this.#log.warn({ partition, epoch }, 'Redis is out of memory: partition runs PostgreSQL-only');
       this.#hooks.onOom(partition);
     }
   }

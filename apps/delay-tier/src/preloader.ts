@@ -1,10 +1,11 @@
-import { IdleBackoff, isKairosError, PollLoop } from '@kairos/core';
+import { IdleBackoff, LifecycleService, PollLoop } from '@kairos/core';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 import type { Redis } from 'ioredis';
 import type { Hydrator } from './hydrator.js';
 import type { Lookahead } from './lookahead.js';
 import type { Ownership } from './ownership.js';
+import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
 
 const PROBE_SLACK_MS = 20;
@@ -15,6 +16,8 @@ export interface PreloaderOptions {
   readonly hydrator: Hydrator;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
+  /** STALE_EPOCH and REDIS_OOM policy. */
+  readonly guard: OwnershipGuard;
   readonly lookahead: Lookahead;
   readonly log: Logger;
   /** Pause after a round that loaded, trimmed or recovered something, ms. */
@@ -30,7 +33,6 @@ export interface PreloaderOptions {
   readonly probeMs: number;
   /** Redis must be below this share of maxmemory before a partition leaves PostgreSQL-only mode. */
   readonly recoverBelow: number;
-  readonly onOom: (partition: number) => void;
   readonly onHydrated?: (partition: number, jobs: number) => void;
   readonly onRecovered?: (partition: number) => void;
   /** Called once per round with each owned partition (metrics). */
@@ -47,10 +49,8 @@ export interface PreloaderOptions {
  * pause grows from intervalMs to maxIntervalMs (capped by the window, and by the probe interval
  * while a partition runs PostgreSQL-only); a window change (nudge) runs a round at once.
  */
-export class Preloader {
+export class Preloader extends LifecycleService {
   readonly #o: PreloaderOptions;
-  /** Window each partition was last hydrated with (to notice a shrink). */
-  readonly #windowOf = new Map<number, number>();
   #lastProbe = 0;
   readonly #loop: PollLoop;
   readonly #backoff: IdleBackoff;
@@ -58,6 +58,7 @@ export class Preloader {
   #worked = false;
 
   constructor(options: PreloaderOptions) {
+    super('pre-loader');
     this.#o = options;
     this.#backoff = new IdleBackoff(options.intervalMs, options.maxIntervalMs);
     this.#loop = new PollLoop({
@@ -71,12 +72,12 @@ export class Preloader {
     });
   }
 
-  start(): void {
-    this.#loop.start();
+  protected onStart(): Promise<void> {
+    return this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    await this.#loop.stop();
+  protected onStop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Run a round now (the window changed, a partition's mode changed). */
@@ -92,15 +93,6 @@ export class Preloader {
     return Math.min(this.#backoff.next(!this.#worked), windowCap, probeCap);
   }
 
-  /** A new owner rebuilt the partition with this window. */
-  rebuilt(partition: number, windowMs: number): void {
-    this.#windowOf.set(partition, windowMs);
-  }
-
-  forget(partition: number): void {
-    this.#windowOf.delete(partition);
-  }
-
   async #round(): Promise<void> {
     const owned = this.#o.ownership.owned();
     // A little slack: a round timed to the probe interval may start a ms before it by Date.now.
@@ -109,33 +101,37 @@ export class Preloader {
     for (const partition of owned) {
       if (!this.#loop.running) return;
       try {
-        if (this.#o.modes.isFallback(partition)) {
-          if (probe) await this.#tryRecover(partition);
-        } else {
-          await this.#topUp(partition);
-        }
+        await this.#visit(partition, probe);
       } catch (err) {
-        if (isKairosError(err, 'REDIS_OOM')) this.#o.onOom(partition);
-        else if (!isKairosError(err, 'STALE_EPOCH'))
-          this.#o.log.error({ err, partition }, 'pre-loading failed; retrying next round');
+        this.#o.log.error({ err, partition }, 'pre-loading failed; retrying next round');
       }
     }
     await this.#o.onRound?.(owned).catch((err: unknown) => this.#o.log.warn({ err }, 'metrics round failed'));
   }
 
-  async #topUp(partition: number): Promise<void> {
+  /** Tops the partition up, or in PostgreSQL-only mode (when probing) tries to bring it back. */
+  async #visit(partition: number, probe: boolean): Promise<void> {
+    const fallback = this.#o.modes.isFallback(partition);
+    if (fallback && !probe) return;
     const epochP = this.#o.ownership.epoch(partition);
     if (!epochP) return;
     const epoch = await epochP;
+    // The outcome needs no follow-up: a stale partition recovers (or leaves) by itself, an OOM
+    // one is in PostgreSQL-only mode, and the next round looks at each again.
+    await this.#o.guard.run(partition, epoch, () =>
+      fallback ? this.#tryRecover(partition, epoch) : this.#topUp(partition, epoch),
+    );
+  }
+
+  async #topUp(partition: number, epoch: number): Promise<void> {
     const windowMs = this.#o.lookahead.effectiveMs;
-    const before = this.#windowOf.get(partition);
+    const before = this.#o.hydrator.windowOf(partition);
     if (before !== undefined && windowMs < before) {
       const dropped = await this.#o.hot.trim(partition, epoch, windowMs);
       this.#worked = true;
       this.#o.hydrator.rewindTo(partition, (await this.#o.hot.serverTimeMs()) + windowMs);
       this.#o.log.info({ partition, windowMs, dropped }, 'lookahead window shrank; hot set trimmed');
     }
-    this.#windowOf.set(partition, windowMs);
     const added = await this.#o.hydrator.run(partition, epoch, windowMs);
     if (added > 0) {
       this.#worked = true;
@@ -144,10 +140,7 @@ export class Preloader {
   }
 
   /** Redis below the threshold of maxmemory: rebuild the partition's hot set and leave fallback. */
-  async #tryRecover(partition: number): Promise<void> {
-    const epochP = this.#o.ownership.epoch(partition);
-    if (!epochP) return;
-    const epoch = await epochP;
+  async #tryRecover(partition: number, epoch: number): Promise<void> {
     const info = await this.#o.redis.info('memory');
     const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
     const max = Number(/maxmemory:(\d+)/.exec(info)?.[1] ?? 0);
@@ -161,7 +154,6 @@ export class Preloader {
     this.#o.modes.leaveFallback(partition);
     const windowMs = this.#o.lookahead.effectiveMs;
     const added = await this.#o.hydrator.run(partition, epoch, windowMs);
-    this.#windowOf.set(partition, windowMs);
     this.#worked = true;
     this.#o.onHydrated?.(partition, added);
     this.#o.onRecovered?.(partition);

@@ -1,4 +1,4 @@
-import { isKairosError, PollLoop } from '@kairos/core';
+import { LifecycleService, PollLoop } from '@kairos/core';
 import { findJobs, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
@@ -6,12 +6,15 @@ import type { Leases, ReapResult } from '@kairos/redis';
 import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
 import type { Producer } from 'kafkajs';
 import type { Ownership } from './ownership.js';
+import type { OwnershipGuard } from './ownership-guard.js';
 import type { PartitionModes } from './partition-modes.js';
 
 export interface ReaperOptions {
   readonly leases: Leases;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
+  /** STALE_EPOCH and REDIS_OOM policy. */
+  readonly guard: OwnershipGuard;
   readonly pool: Pool;
   readonly codec: AvroCodec;
   readonly producer: Producer;
@@ -42,11 +45,12 @@ const REAP_SLACK_MS = 5;
  * restart loses it), or, out of attempts, fails into its dead-letter topic. The old attempt's
  * worker, should it wake up, is a zombie: its renewals, its release and its result are refused.
  */
-export class Reaper {
+export class Reaper extends LifecycleService {
   readonly #o: ReaperOptions;
   readonly #loop: PollLoop;
 
   constructor(options: ReaperOptions) {
+    super('lease reaper');
     this.#o = options;
     // Rounds never overlap: a slow one delays the next.
     this.#loop = new PollLoop({
@@ -56,12 +60,12 @@ export class Reaper {
     });
   }
 
-  start(): void {
-    this.#loop.start();
+  protected onStart(): Promise<void> {
+    return this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    await this.#loop.stop();
+  protected onStop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Reaps every partition; returns the pause until the next round (earliest expiry, capped). */
@@ -73,19 +77,17 @@ export class Reaper {
       if (epoch === undefined) continue;
       try {
         const t0 = performance.now();
-        const { nowMs, nextExpiryMs } = await this.#reap(partition, epoch);
+        // A stale partition's recovery runs in the background: it must not hold up the others.
+        const r = await this.#o.guard.run(partition, epoch, () => this.#reap(partition, epoch));
+        if (r.outcome !== 'done') continue;
+        const { nowMs, nextExpiryMs } = r.value;
         // Measured from the request: the expiry is on Redis time, read during the call.
         if (nextExpiryMs !== undefined) {
           const left = nextExpiryMs - nowMs - (performance.now() - t0);
           pauseMs = Math.min(pauseMs, Math.max(0, left) + REAP_SLACK_MS);
         }
       } catch (err) {
-        // Not awaited: the partition's rebuild must not hold up reaping the others.
-        if (isKairosError(err, 'STALE_EPOCH'))
-          this.#o.ownership.onStale(partition, epoch).catch((e: unknown) => {
-            this.#o.log.error({ err: e, partition }, 'recovering a stale partition failed');
-          });
-        else this.#o.log.error({ err, partition }, 'reaping leases failed; retrying next round');
+        this.#o.log.error({ err, partition }, 'reaping leases failed; retrying next round');
       }
     }
     return pauseMs;

@@ -1,45 +1,37 @@
 import { isKairosError, retryOnSerialization } from '@kairos/core';
-import {
-  claimJobsAsOwners,
-  expireJobs,
-  forgetDispatchedAttempts,
-  inTransaction,
-  writeOutbox,
-  type Pool,
-} from '@kairos/db';
+import { claimJobsAsOwners, forgetDispatchedAttempts } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
-import type { Message, Producer } from 'kafkajs';
-import type { OccurrenceGate } from './occurrence-gate.js';
+import type { Message } from 'kafkajs';
+import {
+  claimAndProduce,
+  expireRecords,
+  pastDeadline,
+  type ClaimProduceDeps,
+  type ClaimStep,
+} from './claim-produce.js';
 import type { HotRecord } from './record.js';
-import type { TaskMessages } from './task-messages.js';
 
 /** What one partition's pop of this round gave: its due jobs, popped under `epoch` at `nowMs`. */
 export interface PoppedPartition {
   readonly partition: number;
   readonly epoch: number;
-  /** Redis TIME of the pop, ms: the jobs' dispatch time (never before their due time). */
+  /** Redis TIME of the pop, ms (its jobs were due by then). */
   readonly nowMs: number;
   readonly records: readonly HotRecord[];
 }
 
-export interface RoundDispatchDeps {
+export interface RoundDispatchDeps extends ClaimProduceDeps {
   readonly hot: HotSet;
-  readonly pool: Pool;
-  readonly producer: Producer;
-  readonly messages: TaskMessages;
-  readonly gate: OccurrenceGate;
   readonly log: Logger;
-  readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
-  readonly onExpired?: (record: HotRecord) => void;
 }
 
 /** Per partition: its jobs settled and acknowledged, or its epoch found superseded. */
 export type RoundResult = ReadonlyMap<number, 'done' | 'stale'>;
 
 /**
- * Dispatches what a round popped from every partition at once: expired jobs are marked EXPIRED;
- * the live ones are claimed, produced and committed in one transaction per task topic for all
+ * Dispatches what a round popped from every hot partition at once: expired jobs are marked
+ * EXPIRED; the live ones go through claimAndProduce in one transaction per task topic for all
  * partitions together (each job version-checked, each partition's epoch held and checked), so a
  * round costs a few round trips and one durable commit per resource class, not per partition
  * (claimed one partition after another, a job waited for every earlier partition's commit).
@@ -52,34 +44,94 @@ export async function dispatchRound(
   popped: readonly PoppedPartition[],
 ): Promise<RoundResult> {
   const byPartition = new Map(popped.map((p) => [p.partition, p]));
-  const at = (r: HotRecord) => byPartition.get(r.shard)?.nowMs ?? 0;
-  const records = popped.flatMap((p) => p.records);
-  // Deadline passed by Redis time: the job is not worth running any more.
-  const expired = records.filter((r) => r.deadline_at !== null && r.deadline_at < at(r));
-  await expireJobs(
-    deps.pool,
-    expired.map((r) => ({
-      jobId: r.job_id,
-      dueAt: new Date(r.due_at),
-      deadlineAt: new Date(r.deadline_at ?? 0),
-    })),
-  );
+  const expired = popped.flatMap((p) => pastDeadline(p.records, p.nowMs));
+  await expireRecords(deps.pool, expired);
   // Reported as soon as PostgreSQL has it: a later ack refused for a stale epoch must not hide it.
-  for (const r of expired) deps.onExpired?.(r);
+  deps.report([], expired, Math.max(...popped.map((p) => p.nowMs)));
   const settled = new Set<HotRecord>(expired);
   const stale = new Set<number>();
-  const live = records.filter((r) => !settled.has(r));
+  const live = popped.flatMap((p) => p.records).filter((r) => !settled.has(r));
   for (const [topic, group] of deps.messages.byTopic(live)) {
-    await dispatchTopic(deps, topic, group, byPartition, { settled, stale });
+    try {
+      const current = await dispatchTopic(deps, group, byPartition);
+      // Unclaimed jobs of current partitions were cancelled, rescheduled or dispatched meanwhile.
+      for (const r of group) if (current.has(r.shard)) settled.add(r);
+      for (const p of new Set(group.map((r) => r.shard))) if (!current.has(p)) stale.add(p);
+    } catch (err) {
+      deps.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
+    }
   }
   await Promise.all(
     popped
       .filter((p) => !stale.has(p.partition))
-      .map((p) =>
-        acknowledge(deps, p, settled).catch((err: unknown) => void onAckFailure(deps, p, err, stale)),
-      ),
+      .map((p) => acknowledge(deps, p, settled).catch((err: unknown) => onAckFailure(deps, p, err, stale))),
   );
   return new Map(popped.map((p) => [p.partition, stale.has(p.partition) ? 'stale' : 'done']));
+}
+
+/**
+ * One task topic's jobs of the round, in one transaction; returns the partitions whose epoch
+ * held. Messages are encoded before it (no encoding while the claimed rows are locked), each with
+ * its partition's epoch and pop time; the claim is stamped with the round's latest pop time, at
+ * or after every job's own pop, so never before its due time.
+ */
+async function dispatchTopic(
+  deps: RoundDispatchDeps,
+  group: readonly HotRecord[],
+  popped: ReadonlyMap<number, PoppedPartition>,
+): Promise<ReadonlySet<number>> {
+  const of = (r: HotRecord) => popped.get(r.shard) ?? { epoch: 0, nowMs: 0 };
+  const messages = new Map(
+    await Promise.all(
+      group.map(async (r) => [r.job_id, await deps.messages.build(r, of(r).epoch, of(r).nowMs)] as const),
+    ),
+  );
+  const dispatchedAt = Math.max(...group.map((r) => of(r).nowMs));
+  let current: ReadonlySet<number> = new Set();
+  const step = poppedClaim(group, messages, popped, dispatchedAt, (c) => (current = c));
+  await retryOnSerialization(() => claimAndProduce(deps, dispatchedAt, step));
+  return current;
+}
+
+/**
+ * The hot set's claim of one round: only a popped job still SCHEDULED at its popped version is
+ * claimed, and only while its partition's epoch still owns it (checked in the same statement);
+ * each claimed attempt's row is written with it, and forgotten again for a run the overlap gate
+ * withholds.
+ */
+function poppedClaim(
+  records: readonly HotRecord[],
+  messages: ReadonlyMap<string, Message>,
+  popped: ReadonlyMap<number, PoppedPartition>,
+  dispatchedAt: number,
+  onCurrent: (partitions: ReadonlySet<number>) => void,
+): ClaimStep {
+  const owners = [...new Set(records.map((r) => r.shard))].map((partition) => ({
+    partition,
+    epoch: popped.get(partition)?.epoch ?? 0,
+  }));
+  return {
+    claim: async (tx) => {
+      const { current, claimed } = await claimJobsAsOwners(
+        tx,
+        owners,
+        records.map((r) => ({
+          jobId: r.job_id,
+          dueAt: new Date(r.due_at),
+          version: r.version,
+          partition: r.shard,
+        })),
+        new Date(dispatchedAt),
+      );
+      onCurrent(current);
+      return { claimed, records, expired: [] };
+    },
+    message: (r) => {
+      const message = messages.get(r.job_id);
+      return message ? Promise.resolve(message) : Promise.reject(new Error(`no message for ${r.job_id}`));
+    },
+    beforeProduce: (tx, _claim, withheld) => forgetDispatchedAttempts(tx, withheld),
+  };
 }
 
 /** Removes the partition's settled jobs from its in-flight set in Redis. */
@@ -102,78 +154,4 @@ function onAckFailure(deps: RoundDispatchDeps, p: PoppedPartition, err: unknown,
       { err, partition: p.partition },
       'acknowledging dispatched jobs failed; they are reclaimed',
     );
-}
-
-/**
- * One task topic's jobs of the round: claimed (only those of partitions whose epoch holds),
- * gated by their schedules' overlap policies, produced with acks from every in-sync replica and
- * committed, in one transaction. Adds what it settled, and the partitions found stale.
- */
-async function dispatchTopic(
-  deps: RoundDispatchDeps,
-  topic: string,
-  group: readonly HotRecord[],
-  popped: ReadonlyMap<number, PoppedPartition>,
-  out: { readonly settled: Set<HotRecord>; readonly stale: Set<number> },
-): Promise<void> {
-  const epochOf = (r: HotRecord) => popped.get(r.shard)?.epoch ?? 0;
-  const nowOf = (r: HotRecord) => popped.get(r.shard)?.nowMs ?? 0;
-  const messages = await Promise.all(group.map((r) => deps.messages.build(r, epochOf(r), nowOf(r))));
-  const owners = [...new Set(group.map((r) => r.shard))].map((partition) => ({
-    partition,
-    epoch: popped.get(partition)?.epoch ?? 0,
-  }));
-  // The latest pop of the round: at or after every job's own pop, so never before its due time.
-  const dispatchedAt = Math.max(...group.map(nowOf));
-  try {
-    const { current, claimed } = await retryOnSerialization(() =>
-      inTransaction(deps.pool, (tx) =>
-        claimAndProduce(deps, tx, { topic, group, messages, owners, dispatchedAt }),
-      ),
-    );
-    for (const { partition } of owners) if (!current.has(partition)) out.stale.add(partition);
-    // Unclaimed jobs of current partitions were cancelled, rescheduled or dispatched meanwhile.
-    for (const r of group) if (current.has(r.shard)) out.settled.add(r);
-    for (const r of group) if (claimed.has(r.job_id)) deps.onDispatched?.(r, nowOf(r));
-  } catch (err) {
-    deps.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
-  }
-}
-
-interface TopicClaim {
-  readonly topic: string;
-  readonly group: readonly HotRecord[];
-  readonly messages: readonly Message[];
-  readonly owners: readonly { readonly partition: number; readonly epoch: number }[];
-  readonly dispatchedAt: number;
-}
-
-/** Inside the transaction: claim, overlap gate, its events, then the produce before COMMIT. */
-async function claimAndProduce(
-  deps: RoundDispatchDeps,
-  tx: Parameters<Parameters<typeof inTransaction>[1]>[0],
-  c: TopicClaim,
-): Promise<{ current: ReadonlySet<number>; claimed: ReadonlySet<string> }> {
-  const { current, claimed } = await claimJobsAsOwners(
-    tx,
-    c.owners,
-    c.group.map((r) => ({
-      jobId: r.job_id,
-      dueAt: new Date(r.due_at),
-      version: r.version,
-      partition: r.shard,
-    })),
-    new Date(c.dispatchedAt),
-  );
-  // Runs of schedules: the overlap policy may skip, hold back or cancel before producing.
-  const gated = await deps.gate.apply(tx, claimed, c.dispatchedAt);
-  await writeOutbox(tx, gated.events);
-  const ids = new Set(claimed.flatMap((j) => (gated.withheld.has(j.id) ? [] : [j.id])));
-  await forgetDispatchedAttempts(
-    tx,
-    claimed.filter((j) => !ids.has(j.id)),
-  );
-  const out = c.messages.filter((_, i) => ids.has(c.group[i]?.job_id ?? ''));
-  if (out.length > 0) await deps.producer.send({ topic: c.topic, acks: -1, messages: out });
-  return { current, claimed: ids };
 }

@@ -1,4 +1,5 @@
 import { Compatibility } from '@confluentinc/schemaregistry';
+import { LifecycleService } from '@kairos/core';
 import { AvroCodec, groupMemberConfig, headerString, HEADERS, valueSubject } from '@kairos/kafka';
 import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
 import { SCHEMAS, type RejectionReason, type ScheduleRequestRecord } from '@kairos/schemas';
@@ -55,7 +56,7 @@ const FENCED = new Set([
  * with backoff inside the batch, heartbeating meanwhile, keeping what was already decided; the
  * batch is abandoned unresolved (and read again) only when the consumer stops or rebalances.
  */
-export class Ingest {
+export class Ingest extends LifecycleService {
   readonly #o: CompiledIngestOptions;
   readonly #consumer: Consumer;
   readonly #producer: Producer;
@@ -66,9 +67,9 @@ export class Ingest {
   readonly #stats: IngestStats = { accepted: 0, duplicates: 0, rejected: {}, retries: 0 };
   /** Prometheus metrics (the entry point serves them on /metrics). */
   readonly metrics: IngestMetrics = createIngestMetrics();
-  #started = false;
 
   constructor(options: IngestOptions) {
+    super('ingest');
     this.#o = compileIngestOptions(options);
     const { kafka } = this.#o;
     this.#consumer = kafka.consumer(
@@ -104,9 +105,7 @@ export class Ingest {
     return { ...this.#stats, rejected: { ...this.#stats.rejected } };
   }
 
-  async start(): Promise<void> {
-    if (this.#started) throw new Error('ingest already started');
-    this.#started = true;
+  protected async onStart(): Promise<void> {
     const { topics, registry } = this.#o;
     // Each subject gets its rule here, so it must exist first (the request schema's too, before any
     // producer registers). BACKWARD_TRANSITIVE: this reader must read every version ever registered
@@ -146,9 +145,7 @@ export class Ingest {
     );
   }
 
-  async stop(): Promise<void> {
-    if (!this.#started) return;
-    this.#started = false;
+  protected async onStop(): Promise<void> {
     await this.#consumer
       .disconnect()
       .catch((err: unknown) => this.#o.log.warn({ err }, 'consumer disconnect'));

@@ -2,7 +2,7 @@ import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from
 import { inTransaction, lockSchedule, nextGenerationAt, schedulesToGenerate, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
-import { PollLoop } from '@kairos/core';
+import { LifecycleService, PollLoop } from '@kairos/core';
 
 export interface ScheduleGeneratorOptions {
   readonly pool: Pool;
@@ -51,15 +51,14 @@ export interface GeneratorTick {
  * schedule twice (and the occurrence ledger makes a repeated occurrence a no-op anyway). The
  * cursor and the jobs commit together, so a restart resumes exactly where the last commit left it.
  */
-export class ScheduleGenerator {
+export class ScheduleGenerator extends LifecycleService {
   readonly #o: ScheduleGeneratorOptions;
   readonly #log: Logger;
   readonly #settings: GenerationSettings;
   readonly #loop: PollLoop;
-  /** stop() was called: a round in progress gives up between schedules. */
-  #stopping = false;
 
   constructor(options: ScheduleGeneratorOptions) {
+    super('schedule generator');
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.#settings = { ...DEFAULT_GENERATION, ...options.settings };
@@ -82,14 +81,17 @@ export class ScheduleGenerator {
     });
   }
 
-  start(): void {
-    this.#stopping = false;
-    this.#loop.start();
+  protected onStart(): Promise<void> {
+    return this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    await this.#loop.stop();
+  protected onStop(): Promise<void> {
+    return this.#loop.stop();
+  }
+
+  /** stop() was called: the rest of a round waits for the next tracker. */
+  #stopCalled(): boolean {
+    return this.#loop.state === 'stopping' || this.#loop.state === 'stopped';
   }
 
   /** One round: every schedule due for generation now, each once. */
@@ -104,7 +106,7 @@ export class ScheduleGenerator {
       );
       if (ids.length === 0) break;
       for (const id of ids) {
-        if (this.#stopping) return totals;
+        if (this.#stopCalled()) return totals;
         done.add(id);
         try {
           const r = await inTransaction(this.#o.pool, async (tx) => {

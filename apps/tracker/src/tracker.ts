@@ -3,7 +3,10 @@ import {
   decideRetry,
   isFailureClass,
   isKairosError,
+  Lifecycle,
+  LifecycleService,
   retryOnSerialization,
+  serviceGroup,
   type FailureClass,
   type Job,
 } from '@kairos/core';
@@ -75,15 +78,18 @@ const MAX_TRANSACTION_TRIES = 5;
  * delay tier dispatches it like any job, durably; otherwise the job becomes FAILED and its dead
  * letter, with the error of every attempt, goes through the outbox to kairos.dlq.<class>.
  */
-export class Tracker {
+export class Tracker extends LifecycleService {
   readonly #o: TrackerOptions;
   readonly #log: Logger;
   readonly #consumer: Consumer;
   readonly metrics: TrackerMetrics;
   /** Generates recurring schedules' occurrences (undefined when turned off). */
   readonly generator: ScheduleGenerator | undefined;
+  /** The results consumer, then the generator (stopped first). */
+  readonly #life: Lifecycle;
 
   constructor(options: TrackerOptions) {
+    super('tracker');
     this.#o = options;
     this.#log = options.log ?? silentLogger();
     this.metrics = options.metrics ?? createTrackerMetrics();
@@ -104,9 +110,22 @@ export class Tracker {
             codec: options.codec,
             jobEventsTopic: options.topics.jobEvents,
           });
+    const consumer = new Lifecycle('tracker consumer', {
+      start: () => this.#startConsumer(),
+      stop: () => this.#consumer.disconnect(),
+    });
+    this.#life = serviceGroup('tracker', this.generator ? [consumer, this.generator] : [consumer]);
   }
 
-  async start(): Promise<void> {
+  protected onStart(): Promise<void> {
+    return this.#life.start();
+  }
+
+  protected onStop(): Promise<void> {
+    return this.#life.stop();
+  }
+
+  async #startConsumer(): Promise<void> {
     const resultsTopic = this.#o.topics.taskResults;
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;
@@ -128,12 +147,6 @@ export class Tracker {
         await heartbeat();
       },
     });
-    this.generator?.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.generator?.stop();
-    await this.#consumer.disconnect();
   }
 
   /**

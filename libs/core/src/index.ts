@@ -30,3 +30,4 @@ export * from './schedule/spec.js';
 export * from './schedule/runs.js';
 export * from './idle-backoff.js';
 export * from './poll-loop.js';
+export * from './lifecycle.js';

@@ -39,7 +39,7 @@ export const JOB_TRANSITIONS: readonly JobTransition[] = [
     from: 'SCHEDULED',
     to: 'QUEUED',
     by: 'delay tier',
-    query: 'claimJobsAsOwner',
+    query: 'claimJobsAsOwners',
     why: 'due: claimed at its popped version under the partition epoch, produced to its class topic',
   },
   {

@@ -1,4 +1,5 @@
 import { IdleBackoff } from './idle-backoff.js';
+import { LifecycleService } from './lifecycle.js';
 
 /**
  * What a round says about the next one: `true` more work is waiting (run again at once); a
@@ -8,6 +9,8 @@ import { IdleBackoff } from './idle-backoff.js';
 export type RoundOutcome = boolean | number | void;
 
 export interface PollLoopOptions {
+  /** Names the loop in errors (a refused restart). Default: 'poll loop'. */
+  readonly name?: string;
   readonly round: () => Promise<RoundOutcome>;
   /** Pause after an idle round (and after a failed one), ms. */
   readonly intervalMs: number;
@@ -28,7 +31,7 @@ export interface PollLoopOptions {
  * back-off. wake() and wakeIn() cut a pause short; one that comes during a round is kept and
  * shortens the pause after it, so no wake is ever lost. Timers only, no I/O.
  */
-export class PollLoop {
+export class PollLoop extends LifecycleService {
   readonly #round: () => Promise<RoundOutcome>;
   readonly #onError: (err: unknown) => void;
   readonly #now: () => number;
@@ -41,6 +44,7 @@ export class PollLoop {
   #wakeAt = Infinity;
 
   constructor(options: PollLoopOptions) {
+    super(options.name ?? 'poll loop');
     if (!Number.isFinite(options.intervalMs) || options.intervalMs < 0)
       throw new RangeError(`intervalMs must be a non-negative number, got ${options.intervalMs}`);
     const max = options.maxIntervalMs ?? options.intervalMs;
@@ -57,14 +61,14 @@ export class PollLoop {
     return this.#running;
   }
 
-  start(): void {
-    if (this.#running) return;
+  /** The first round starts at once. */
+  protected onStart(): void {
     this.#running = true;
     this.#loop = this.#run();
   }
 
   /** Stops after the current round (a pause ends at once). */
-  async stop(): Promise<void> {
+  protected async onStop(): Promise<void> {
     this.#running = false;
     this.#rearm?.(-Infinity);
     await this.#loop;

@@ -11,7 +11,7 @@ describe('PollLoop', () => {
       intervalMs: 60_000,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     for (let i = 0; i < 20; i++) await tick();
     expect(rounds).toBe(5); // the fifth said "idle": now it waits out the interval
     loop.wake();
@@ -33,7 +33,7 @@ describe('PollLoop', () => {
       intervalMs: 60_000,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     await tick();
     expect(rounds).toBe(1);
     loop.wake(); // the first round is still running
@@ -58,12 +58,12 @@ describe('PollLoop', () => {
       intervalMs: 0,
       onError: (e) => errors.push(e),
     });
-    loop.start();
+    await loop.start();
     while (rounds < 3) await new Promise((r) => setTimeout(r, 1));
     await loop.stop();
     expect(errors).toHaveLength(1);
     const long = new PollLoop({ round: () => Promise.resolve(), intervalMs: 3_600_000, onError: () => {} });
-    long.start();
+    await long.start();
     await tick();
     const t0 = Date.now();
     await long.stop();
@@ -86,7 +86,7 @@ describe('PollLoop', () => {
       intervalMs: 1,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     await new Promise((r) => setTimeout(r, 40));
     expect(starts).toHaveLength(1); // 40 ms in, the 80 ms deadline has not come
     await new Promise((r) => setTimeout(r, 80));
@@ -109,7 +109,7 @@ describe('PollLoop', () => {
       intervalMs: 1,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     await tick();
     expect(rounds).toBe(1);
     loop.wakeIn(30); // during the round: the hour's pause after it becomes 30 ms
@@ -141,7 +141,7 @@ describe('PollLoop', () => {
       intervalMs: 1,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     for (let i = 0; i < 10; i++) await tick();
     expect(rounds).toBe(2);
     await loop.stop();
@@ -149,7 +149,7 @@ describe('PollLoop', () => {
 
   test('stop during a long computed sleep returns at once', async () => {
     const loop = new PollLoop({ round: () => Promise.resolve(3_600_000), intervalMs: 1, onError: () => {} });
-    loop.start();
+    await loop.start();
     await tick();
     const t0 = Date.now();
     await loop.stop();
@@ -168,7 +168,7 @@ describe('PollLoop', () => {
       maxIntervalMs: 40,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     await new Promise((r) => setTimeout(r, 200));
     const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? 0));
     // 10, 20, 40, 40, ...: never shorter than the back-off says, never longer than its cap.
@@ -187,7 +187,7 @@ describe('PollLoop', () => {
       intervalMs: 50,
       onError: () => {},
     });
-    loop.start();
+    await loop.start();
     await new Promise((r) => setTimeout(r, 30));
     expect(rounds).toBe(1);
     await loop.stop();

@@ -1,4 +1,4 @@
-import { isKairosError } from '@kairos/core';
+import { isKairosError, LifecycleService } from '@kairos/core';
 import {
   AvroCodec,
   createKafka,
@@ -60,7 +60,7 @@ const within = (p: Promise<unknown>, ms: number) =>
  * in its partition) and a rebalance never waits for handlers. Each partition is committed up to its watermark: the first
  * task whose result is not durable yet. Too many tasks taken and not finished pause consumption.
  */
-export class Worker {
+export class Worker extends LifecycleService {
   readonly #o: CompiledWorkerOptions;
   readonly #handlers = new Map<string, Handler>();
   readonly #consumer: HandoffConsumer;
@@ -75,11 +75,11 @@ export class Worker {
   /** Tasks taken from Kafka and not ended here. */
   #taken = 0;
   #zombies = 0;
-  #started = false;
+  /** stop() was called: nothing new is taken or started. */
   #stopping = false;
-  #stopped: Promise<void> | undefined;
 
   constructor(options: WorkerOptions) {
+    super('worker');
     this.#o = compileWorkerOptions(options);
     const o = this.#o;
     const kafka = createKafka({ brokers: o.brokers, clientId: `kairos-worker-${o.workerId}` });
@@ -161,9 +161,7 @@ export class Worker {
     return this;
   }
 
-  async start(): Promise<void> {
-    if (this.#started) throw new Error('worker already started');
-    this.#started = true;
+  protected async onStart(): Promise<void> {
     await this.#redis.connect();
     await this.#producer.connect();
     await this.#consumer.start();
@@ -173,16 +171,11 @@ export class Worker {
     );
   }
 
-  /** Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits, leaves. */
-  stop(): Promise<void> {
-    // Called again while stopping (a zombie stopping itself, then SIGTERM): the same stop.
-    this.#stopped ??= this.#stop();
-    return this.#stopped;
-  }
-
-  async #stop(): Promise<void> {
-    if (!this.#started) return;
-    this.#started = false;
+  /**
+   * Stops taking tasks, lets running handlers finish (aborting them after the timeout), commits,
+   * leaves. stop() again while stopping (a zombie stopping itself, then SIGTERM) is the same stop.
+   */
+  protected async onStop(): Promise<void> {
     this.#stopping = true;
     try {
       this.#consumer.pause();
