@@ -64,6 +64,17 @@ test(`with the delay tier and the tracker down ${DOWN_MS / 1000} s, each misfire
     90_000,
   );
 
+  // Runs generated ahead reach into the outage: the generator has run for each schedule, not only
+  // the schedule's creation (a fast pipeline runs twice before the generator's first round).
+  await eventually(
+    'runs generated into the coming outage',
+    async () =>
+      (await Promise.all([...ids.values()].map((id) => runsOf(p.pool, id)))).every((rows) =>
+        rows.some((r) => r.state === 'SCHEDULED' && r.occurrenceAt > Date.now() + 1500),
+      ),
+    30_000,
+  );
+
   // The outage: nothing dispatches, nothing generates.
   await Promise.all([p.tracker.stop(), p.delayTier.stop()]);
   const stoppedAt = Date.now();
