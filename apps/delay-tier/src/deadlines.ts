@@ -77,14 +77,19 @@ export class PartitionDeadlines {
     return true;
   }
 
-  /** Visit the partition at the next round (its state changed: rebuilt, new owner, mode). */
+  /**
+   * Visit the partition at the next round (its state changed: rebuilt, new owner, mode, a rate
+   * limit lifted). Kept as a hint, so a refresh during a visit outlives that visit's plan(): the
+   * visit's pop may have run before the change (a limit cleared while the round was popping).
+   */
   refresh(partition: number): void {
     this.#planned.delete(partition);
-    this.#hinted.delete(partition);
+    this.#hinted.set(partition, -Infinity);
   }
 
   forget(partition: number): void {
-    this.refresh(partition);
+    this.#planned.delete(partition);
+    this.#hinted.delete(partition);
   }
 
   /** The partitions whose deadline has come (or comes within slackMs), or that have none yet. */

@@ -93,6 +93,18 @@ describe('PartitionDeadlines', () => {
     expect(d.pauseMs([0])).toBe(38_500);
   });
 
+  test('a refresh during a visit outlives the plan of that visit (its pop may predate the change)', () => {
+    const c = clock();
+    const d = new PartitionDeadlines(1000, c.now);
+    d.visiting(3);
+    d.refresh(3);
+    d.plan(3, c.now() + 1000);
+    expect(d.due([3], 0)).toEqual([3]);
+    d.visiting(3);
+    d.plan(3, c.now() + 1000);
+    expect(d.due([3], 0)).toEqual([]);
+  });
+
   test('refresh makes a partition due at once', () => {
     const c = clock();
     const d = new PartitionDeadlines(60_000, c.now);
