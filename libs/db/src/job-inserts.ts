@@ -114,21 +114,23 @@ export async function insertJobs(db: Queryable, rows: readonly NewJobRow[]): Pro
 }
 
 /**
- * Creates jobs with their events in one statement: claims each row's per-tenant idempotency key,
+ * Creates jobs with their events in one statement, its own transaction (one round trip for a
+ * whole create, no BEGIN, delete or COMMIT): claims each row's per-tenant idempotency key,
  * inserts the rows whose key it claimed (or that have none) and, for exactly those, their outbox
- * rows (`events`, matched by job id). Returns the jobs inserted, as stored. A row whose key was
+ * rows (`events`, matched by job id). Returns the jobs inserted, as stored, once committed; their
+ * events go to the pool's outbox publisher and their outbox rows are deleted soon after (Debezium
+ * reads the inserts from the WAL; a later delete changes nothing it sends). A row whose key was
  * already held is neither inserted nor published; jobsOfIdempotencyKeys then finds its job (in a
  * later statement: this one's snapshot may predate the holder's commit it waited for). Rows must
- * carry distinct keys. The caller deletes the outbox rows in the same transaction (deleteOutbox):
- * a statement cannot see its own inserts.
+ * carry distinct keys.
  */
-export async function insertJobsWithEvents(
-  db: Queryable,
+export async function insertJobsCommitted(
+  pool: pg.Pool,
   rows: readonly NewJobRow[],
   events: readonly OutboxRow[],
 ): Promise<Job[]> {
   if (rows.length === 0) return [];
-  const r = await db.query<JobDbRow>({
+  const r = await pool.query<JobDbRow>({
     name: 'kairos-insert-jobs-with-events',
     text: `WITH t AS (SELECT * FROM ${unnest(JOB_COLUMNS, 't')}),
      claimed AS (
@@ -150,26 +152,6 @@ export async function insertJobsWithEvents(
     values: [...jobParams(rows), ...outboxParams(events)],
   });
   const jobs = r.rows.map(toJob);
-  const inserted = new Set(jobs.map((j) => j.id));
-  noteOutboxWritten(
-    db,
-    events.filter((e) => inserted.has(e.jobId)),
-  );
-  return jobs;
-}
-
-/**
- * insertJobsWithEvents as a statement of its own (its own transaction: one round trip for a
- * whole create, no BEGIN, delete or COMMIT): once it returns, the jobs and their events are
- * committed; the events go to the pool's outbox publisher and their rows are deleted soon after
- * (Debezium has read the inserts from the WAL by then or will; a delete changes nothing it sends).
- */
-export async function insertJobsCommitted(
-  pool: pg.Pool,
-  rows: readonly NewJobRow[],
-  events: readonly OutboxRow[],
-): Promise<Job[]> {
-  const jobs = await insertJobsWithEvents(pool, rows, events);
   const inserted = new Set(jobs.map((j) => j.id));
   const published = events.filter((e) => inserted.has(e.jobId));
   outboxCommitted(pool, published);

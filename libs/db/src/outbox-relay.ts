@@ -41,5 +41,5 @@ export function noteOutboxWritten(db: object, rows: readonly OutboxRow[]): void 
 export function outboxTransactionEnds(pool: pg.Pool, client: object, committed: boolean): void {
   const rows = written.get(client);
   written.delete(client);
-  if (committed && rows && rows.length > 0) publishers.get(pool)?.publish(rows);
+  if (committed && rows) outboxCommitted(pool, rows);
 }
