@@ -4,7 +4,9 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.kairos/**', '.cache/**', 'bench/results/**'] },
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', '.kairos/**', '.cache/**', 'bench/results/**', '.build/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

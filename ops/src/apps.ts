@@ -49,7 +49,8 @@ export function printedLines(name: string, index: number): LineSink {
 
 /**
  * Starts a Node entry point (an app's `src/main.ts`, or any script) on this Node with tsx, as its
- * own OS process. `logged(msg)` resolves once it logs a JSON line whose message is `msg`.
+ * own OS process; compiled JavaScript (`.js`) runs on plain Node, as in production. `logged(msg)`
+ * resolves once it logs a JSON line whose message is `msg`.
  */
 export function startNodeProcess(
   root: string,
@@ -61,7 +62,9 @@ export function startNodeProcess(
 ): AppProcess {
   const child = spawn(
     process.execPath,
-    [...nodeArgs, '--conditions=kairos-source', '--import', 'tsx', script],
+    script.endsWith('.js')
+      ? [...nodeArgs, script]
+      : [...nodeArgs, '--conditions=kairos-source', '--import', 'tsx', script],
     {
       cwd: root,
       env,
@@ -106,8 +109,11 @@ export function startApp(root: string, name: string, env: NodeJS.ProcessEnv, ind
 }
 
 /** The entry point of an app under apps/. */
-export function appEntry(root: string, name: string): string {
-  return resolve(root, 'apps', name, 'src', 'main.ts');
+/** An app's entry point: its TypeScript source (run through tsx), or its compiled `dist/main.js`. */
+export function appEntry(root: string, name: string, compiled = false): string {
+  return compiled
+    ? resolve(root, 'apps', name, 'dist', 'main.js')
+    : resolve(root, 'apps', name, 'src', 'main.ts');
 }
 
 function messageOf(line: string): string | undefined {

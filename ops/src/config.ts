@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { SASL_USER } from './services/kafka-security.js';
 
 /** Everything the local stack needs to know, compiled once from the environment at the CLI entry. */
 export interface StackConfig {
@@ -16,8 +17,12 @@ export interface StackConfig {
     readonly redis: number;
     readonly kafka: number;
     readonly kafkaController: number;
+    /** The SASL_SSL listener (TLS with the stack's own CA; SCRAM and PLAIN users). */
+    readonly kafkaSecure: number;
     readonly connect: number;
     readonly registry: number;
+    /** The registry's management interface (Quarkus health and metrics). */
+    readonly registryManagement: number;
   };
   /** JVM max heaps; the three add up to ~1.9 GiB by default (the budget is 2.5 GiB). */
   readonly heaps: { readonly kafka: string; readonly connect: string; readonly registry: string };
@@ -57,8 +62,10 @@ export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = proces
       redis: port(env, 'KAIROS_REDIS_PORT', 56379),
       kafka: port(env, 'KAIROS_KAFKA_PORT', 59092),
       kafkaController: port(env, 'KAIROS_KAFKA_CONTROLLER_PORT', 59093),
+      kafkaSecure: port(env, 'KAIROS_KAFKA_SECURE_PORT', 59094),
       connect: port(env, 'KAIROS_CONNECT_PORT', 58083),
       registry: port(env, 'KAIROS_REGISTRY_PORT', 58081),
+      registryManagement: port(env, 'KAIROS_REGISTRY_MANAGEMENT_PORT', 58082),
     },
     heaps: {
       kafka: heap(env, 'KAIROS_KAFKA_HEAP', '768m'),
@@ -73,12 +80,18 @@ export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = proces
 /** The URLs clients use; the same names the test setup and the apps read (KAIROS_*). */
 export function serviceUrls(cfg: StackConfig): Record<string, string> {
   const h = cfg.host;
+  const security = resolve(dirs(cfg).kafka, 'security');
   return {
     KAIROS_PG_URL: `postgres://kairos@${h}:${cfg.ports.postgres}/kairos`,
     KAIROS_REDIS_URL: `redis://${h}:${cfg.ports.redis}`,
     KAIROS_KAFKA_BROKERS: `${h}:${cfg.ports.kafka}`,
     KAIROS_CONNECT_URL: `http://${h}:${cfg.ports.connect}`,
     KAIROS_REGISTRY_URL: `http://${h}:${cfg.ports.registry}/apis/ccompat/v7`,
+    // The SASL_SSL listener, for clients and tests that try secured connections.
+    KAIROS_KAFKA_SECURE_BROKERS: `${h}:${cfg.ports.kafkaSecure}`,
+    KAIROS_KAFKA_SECURE_CA_FILE: resolve(security, 'ca.pem'),
+    KAIROS_KAFKA_SECURE_USERNAME: SASL_USER,
+    KAIROS_KAFKA_SECURE_PASSWORD_FILE: resolve(security, 'kairos.password'),
   };
 }
 

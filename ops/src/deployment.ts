@@ -30,6 +30,8 @@ export interface DeploymentOptions extends NamespaceSpec {
   readonly onLine?: (app: string, line: string) => void;
   /** How long an app may take to log its ready line, ms. Default: 60,000. */
   readonly readyTimeoutMs?: number;
+  /** Run the apps' compiled `dist/main.js` on plain Node (after `npm run build`). Default: the sources. */
+  readonly compiled?: boolean;
 }
 
 /** One running app of a deployment. */
@@ -100,7 +102,7 @@ export class ProcessDeployment {
 
   /** Starts one more app (a standby delay tier, a second tracker…) and waits until it serves. */
   startApp(kind: AppName, env: Readonly<Record<string, string>> = {}): Promise<RunningApp> {
-    return this.#launch(kind, appEntry(ROOT, kind), READY[kind], env);
+    return this.#launch(kind, appEntry(ROOT, kind, this.#o.compiled), READY[kind], env);
   }
 
   /**

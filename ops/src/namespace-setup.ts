@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
 import { ensureTopics, topicCatalogue } from '@kairos/kafka';
 import type { Kafka } from 'kafkajs';
-import pg from 'pg';
+import { ensureSchema } from './bootstrap.js';
 import { registerNamespacedOutboxConnector } from './outbox-connector.js';
 
 export interface HarnessServices {
@@ -12,6 +12,16 @@ export interface HarnessServices {
   readonly registryUrl: string;
   readonly connectUrl: string;
   readonly jobEventPartitions: number;
+  /** A SASL_SSL listener of the same Kafka, where there is one (the local stack has). */
+  readonly secureKafka?: SecureKafka;
+}
+
+/** Where and how to reach Kafka over SASL_SSL: the listener, the CA to trust, a SCRAM/PLAIN user. */
+export interface SecureKafka {
+  readonly brokers: string;
+  readonly caFile: string;
+  readonly username: string;
+  readonly passwordFile: string;
 }
 
 /** One isolated Kairos deployment on shared services (tests and benchmarks run many side by side). */
@@ -41,13 +51,7 @@ export async function prepareNamespace(
   poolMax = 10,
 ): Promise<Pool> {
   const { services, prefix, schema, resourceClasses } = spec;
-  const admin = new pg.Client({ connectionString: services.pgUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  } finally {
-    await admin.end();
-  }
+  await ensureSchema(services.pgUrl, schema);
   const pool = createPool({ connectionString: services.pgUrl, schema, max: poolMax });
   stops.push(() => pool.end());
   await migrate(pool);

@@ -13,8 +13,9 @@ export interface Toolchain {
 
 export class MissingPrerequisite extends Error {}
 
-function which(cmd: string): string | undefined {
-  const out = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+/** The command's path on PATH (the given environment's), or undefined. */
+function which(cmd: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const out = spawnSync('/bin/sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8', env });
   const path = out.stdout.trim();
   return out.status === 0 && path ? path : undefined;
 }
@@ -61,35 +62,121 @@ function findPgBin(): string | undefined {
   return undefined;
 }
 
-/** Finds every tool the stack needs or throws one line naming what is missing and how to get it. */
-export function checkPrerequisites(env: NodeJS.ProcessEnv = process.env): Toolchain {
-  const javaHome = env.JAVA_HOME;
-  const java = javaHome ? resolve(javaHome, 'bin', 'java') : which('java');
-  if (!java || !existsSync(java)) {
-    throw new MissingPrerequisite('missing: java 17+ (install: apt-get install openjdk-17-jre-headless)');
+/** One tool the stack may need: how to find it, and the Debian package that provides it. */
+interface Requirement {
+  readonly key: keyof Toolchain | 'openssl';
+  /** What the missing-line says, e.g. `java 17+`. */
+  readonly what: string;
+  /** Debian package to install, or undefined when Debian has none (then `hint` says how). */
+  readonly debian: string | undefined;
+  readonly hint?: string;
+  find(env: NodeJS.ProcessEnv, found: Partial<Toolchain>): string | undefined;
+}
+
+const REQUIREMENTS: readonly Requirement[] = [
+  {
+    key: 'java',
+    what: 'java 17+',
+    debian: 'openjdk-17-jre-headless',
+    find: (env) => {
+      const java = env.JAVA_HOME ? resolve(env.JAVA_HOME, 'bin', 'java') : which('java', env);
+      return java && existsSync(java) && (javaMajor(java) ?? 0) >= 17 ? java : undefined;
+    },
+  },
+  {
+    key: 'mvn',
+    what: 'mvn (fetches the Kafka, Debezium and Apicurio jars)',
+    debian: 'maven',
+    find: (env) => which('mvn', env),
+  },
+  { key: 'pgBin', what: 'PostgreSQL 15+ server binaries', debian: 'postgresql', find: () => findPgBin() },
+  {
+    key: 'redisServer',
+    what: 'redis-server 7',
+    debian: 'redis-server',
+    find: (env) => which('redis-server', env),
+  },
+  {
+    key: 'openssl',
+    what: 'openssl (certificates of the SASL_SSL listener)',
+    debian: 'openssl',
+    find: (env) => which('openssl', env),
+  },
+  {
+    key: 'registryJava',
+    what: 'java 21+ for Apicurio Registry 3.3',
+    debian: undefined,
+    hint: 'install a JDK 21+ under /usr/lib/jvm (e.g. Temurin) or set KAIROS_REGISTRY_JAVA_HOME',
+    find: (env, found) => findRegistryJava(env, found.java ?? which('java', env) ?? 'java'),
+  },
+];
+
+/** Which tools each service needs to be started here (a service that already answers needs none). */
+const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
+  postgres: ['pgBin'],
+  redis: ['redisServer'],
+  kafka: ['java', 'mvn', 'openssl'],
+  connect: ['java', 'mvn'],
+  registry: ['mvn', 'registryJava'],
+};
+
+function missingOf(
+  keys: ReadonlySet<string>,
+  env: NodeJS.ProcessEnv,
+): { found: Partial<Toolchain>; missing: Requirement[] } {
+  const found: Record<string, string> = {};
+  const missing: Requirement[] = [];
+  for (const r of REQUIREMENTS.filter((r) => keys.has(r.key))) {
+    const path = r.find(env, found);
+    if (path) found[r.key] = path;
+    else missing.push(r);
   }
-  const major = javaMajor(java);
-  if (major === undefined || major < 17) {
-    throw new MissingPrerequisite(
-      `missing: java 17+ (found ${major ?? 'unknown'} at ${java}; set JAVA_HOME)`,
+  return { found, missing };
+}
+
+/** Root with apt-get: the Debian packages are installed here rather than listed. */
+function canInstall(env: NodeJS.ProcessEnv): boolean {
+  return process.getuid?.() === 0 && which('apt-get', env) !== undefined && env.KAIROS_NO_INSTALL !== '1';
+}
+
+function aptInstall(packages: readonly string[], log: (line: string) => void): void {
+  log(
+    `installing the missing Debian packages: ${packages.join(' ')} (apt-get; KAIROS_NO_INSTALL=1 to only list them)`,
+  );
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', ...packages],
+  ]) {
+    const run = spawnSync('apt-get', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    if (run.status !== 0)
+      throw new MissingPrerequisite(`apt-get ${args[0]} failed: ${(run.stderr || run.stdout).trim()}`);
+  }
+}
+
+/**
+ * Finds the tools needed to start `services` (all of them by default). Everything missing is
+ * reported at once; run as root with apt-get, the Debian packages among it are installed first
+ * (saying so), and only what is still missing then is an error.
+ */
+export function checkPrerequisites(
+  services: readonly string[] = Object.keys(NEEDS),
+  log: (line: string) => void = console.log,
+  env: NodeJS.ProcessEnv = process.env,
+): Toolchain {
+  const keys = new Set(services.flatMap((s) => NEEDS[s] ?? []));
+  let { found, missing } = missingOf(keys, env);
+  const installable = [...new Set(missing.flatMap((r) => (r.debian ? [r.debian] : [])))];
+  if (installable.length > 0 && canInstall(env)) {
+    aptInstall(installable, log);
+    ({ found, missing } = missingOf(keys, env));
+  }
+  if (missing.length > 0) {
+    const lines = missing.map(
+      (r) => `  - ${r.what}: ${r.debian ? `apt-get install ${r.debian}` : (r.hint ?? 'install it')}`,
     );
+    throw new MissingPrerequisite(`missing prerequisites (${missing.length}):\n${lines.join('\n')}`);
   }
-  const mvn = which('mvn');
-  if (!mvn) throw new MissingPrerequisite('missing: mvn (install: apt-get install maven)');
-  const pgBin = findPgBin();
-  if (!pgBin) {
-    throw new MissingPrerequisite(
-      'missing: PostgreSQL 15+ server binaries (install: apt-get install postgresql)',
-    );
-  }
-  const redisServer = which('redis-server');
-  if (!redisServer)
-    throw new MissingPrerequisite('missing: redis-server 7 (install: apt-get install redis-server)');
-  const registryJava = findRegistryJava(env, java);
-  if (!registryJava) {
-    throw new MissingPrerequisite(
-      'missing: java 21+ for Apicurio Registry 3.3 (install a JDK 21+ under /usr/lib/jvm or set KAIROS_REGISTRY_JAVA_HOME)',
-    );
-  }
-  return { java, registryJava, mvn, pgBin, redisServer };
+  // Tools of services that need not start stay empty: nothing will use them.
+  return { java: '', registryJava: '', mvn: '', pgBin: '', redisServer: '', ...found };
 }

@@ -1,6 +1,7 @@
 import { bootstrap } from './bootstrap.js';
 import { serviceUrls, type StackConfig } from './config.js';
 import type { HarnessServices } from './harness.js';
+import type { SecureKafka } from './namespace-setup.js';
 import { up } from './stack.js';
 
 /** The services named by KAIROS_* variables, if all five URLs are set. */
@@ -23,7 +24,18 @@ export function servicesFromEnv(env: NodeJS.ProcessEnv): HarnessServices | undef
     registryUrl: KAIROS_REGISTRY_URL,
     connectUrl: KAIROS_CONNECT_URL,
     jobEventPartitions: Number(env.KAIROS_JOB_EVENT_PARTITIONS ?? '8'),
+    ...secureKafkaFromEnv(env),
   };
+}
+
+/** KAIROS_KAFKA_SECURE_*: the SASL_SSL listener of the services named in the environment, if set. */
+function secureKafkaFromEnv(env: NodeJS.ProcessEnv): { secureKafka?: SecureKafka } {
+  const brokers = env.KAIROS_KAFKA_SECURE_BROKERS;
+  const caFile = env.KAIROS_KAFKA_SECURE_CA_FILE;
+  const username = env.KAIROS_KAFKA_SECURE_USERNAME;
+  const passwordFile = env.KAIROS_KAFKA_SECURE_PASSWORD_FILE;
+  if (!brokers || !caFile || !username || !passwordFile) return {};
+  return { secureKafka: { brokers, caFile, username, passwordFile } };
 }
 
 /** The addresses of the local stack described by cfg. */
@@ -36,6 +48,7 @@ export function stackServices(cfg: StackConfig): HarnessServices {
     registryUrl: urls.KAIROS_REGISTRY_URL ?? '',
     connectUrl: urls.KAIROS_CONNECT_URL ?? '',
     jobEventPartitions: cfg.jobEventPartitions,
+    ...secureKafkaFromEnv(urls),
   };
 }
 

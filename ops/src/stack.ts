@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { dirs, postgresBase, type StackConfig } from './config.js';
 import { ensureDatabases } from './databases.js';
-import { ensureJars } from './jars.js';
+import { ensureJars, jarPaths } from './jars.js';
 import { checkPrerequisites } from './prereqs.js';
 import { isAlive, pidFileFor, readPid, rssMiB, stopPid, type Spawned } from './proc.js';
 import { SERVICES, type ServiceDef, type ServiceName } from './services/index.js';
@@ -34,8 +34,13 @@ function managedPid(cfg: StackConfig, name: string): number | undefined {
  * and waits for all of them by health check. Idempotent: healthy services are left alone.
  */
 export async function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
-  const tools = checkPrerequisites();
-  const jars = ensureJars(cfg, tools, log);
+  // Only what must start here needs its tools: a service that already answers (under Docker, or
+  // from an earlier `up`) is left alone, and its binaries are not looked for.
+  const answering = await Promise.all(SERVICES.map((s) => s.healthy(cfg)));
+  const toStart = SERVICES.filter((_, i) => !answering[i]).map((s) => s.name);
+  const tools = checkPrerequisites(toStart, log);
+  const jvm = toStart.some((n) => n === 'kafka' || n === 'connect' || n === 'registry');
+  const jars = jvm ? await ensureJars(cfg, tools, log) : jarPaths(cfg);
   const ready = new Map<ServiceName, Promise<ServiceState>>();
 
   const bring = async (svc: ServiceDef): Promise<ServiceState> => {
@@ -61,6 +66,7 @@ export async function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
       });
     }
     if (svc.name === 'postgres') await ensureDatabases(cfg);
+    if (action === 'started') await svc.ready?.({ cfg, tools, jars });
     const pid = managedPid(cfg, svc.name);
     return {
       name: svc.name,

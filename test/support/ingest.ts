@@ -1,4 +1,3 @@
-import type { Client } from '@confluentinc/schemaregistry';
 import { KairosClient, type KairosClientOptions } from '@kairos/client';
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
@@ -10,6 +9,7 @@ import {
   ensureTopics,
   topicCatalogue,
   topicNames,
+  type RegistryClient as Client,
   type TopicNames,
 } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';

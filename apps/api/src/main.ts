@@ -1,5 +1,14 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
-import { createGroupEnv, intVar, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
+import {
+  createGroupEnv,
+  intVar,
+  kafkaClientOptions,
+  kairosEnv,
+  onShutdown,
+  registryOptions,
+  runMain,
+  scheduleEnv,
+} from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions, publishOutboxAfterCommit } from '@kairos/db';
 import {
@@ -19,7 +28,7 @@ runMain(async () => {
   const host = process.env.KAIROS_API_HOST ?? '127.0.0.1';
   const log = createLogger({ component: 'api', level: env.logLevel });
   const topics = topicNames(env.topicPrefix);
-  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-api-${env.instanceId}` });
+  const kafka = createKafka(kafkaClientOptions(env, 'api'));
   await assertPartitionCount(kafka, topics.jobEvents, env.jobEventPartitions);
   const pool = createPool({
     connectionString: env.pgUrl,
@@ -32,7 +41,7 @@ runMain(async () => {
   await ensureJobPartitions(pool, new Date());
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
-  const codec = new AvroCodec(createRegistryClient({ url: env.registryUrl }));
+  const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
   const limits = compileJobLimits({ resourceClasses: env.resourceClasses });
   const commands = new JobCommands({
     pool,

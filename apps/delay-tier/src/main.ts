@@ -1,4 +1,11 @@
-import { kairosEnv, onShutdown, runMain } from '@kairos/config';
+import {
+  kafkaClientOptions,
+  kairosEnv,
+  onShutdown,
+  redisOptions,
+  registryOptions,
+  runMain,
+} from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
@@ -22,15 +29,15 @@ runMain(async () => {
     max: tenv.dispatchConcurrency + 4,
     applicationName: 'kairos-delay-tier',
   });
-  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-delay-tier-${env.instanceId}` });
+  const kafka = createKafka(kafkaClientOptions(env, 'delay-tier'));
   const topics = topicNames(env.topicPrefix);
   // The overlap gate's events (a run skipped or cancelled at dispatch) go out at once too.
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
-  const redis = createRedis(env.redisUrl, { keyPrefix: env.redisKeyPrefix });
+  const redis = createRedis(env.redisUrl, redisOptions(env));
   const tier = new DelayTier({
     kafka,
-    codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
+    codec: new AvroCodec(createRegistryClient(registryOptions(env))),
     redis,
     pool,
     topics,

@@ -1,6 +1,12 @@
-import { Compatibility } from '@confluentinc/schemaregistry';
 import { LifecycleService } from '@kairos/core';
-import { AvroCodec, groupMemberConfig, headerString, HEADERS, valueSubject } from '@kairos/kafka';
+import {
+  AvroCodec,
+  Compatibility,
+  groupMemberConfig,
+  headerString,
+  HEADERS,
+  valueSubject,
+} from '@kairos/kafka';
 import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
 import { SCHEMAS, type RejectionReason, type ScheduleRequestRecord } from '@kairos/schemas';
 import type { Consumer, EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';

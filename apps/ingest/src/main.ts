@@ -1,5 +1,13 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
-import { createGroupEnv, kairosEnv, onShutdown, runMain, scheduleEnv } from '@kairos/config';
+import {
+  createGroupEnv,
+  kafkaClientOptions,
+  kairosEnv,
+  onShutdown,
+  registryOptions,
+  runMain,
+  scheduleEnv,
+} from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, ensureJobPartitions, publishOutboxAfterCommit } from '@kairos/db';
 import {
@@ -20,7 +28,7 @@ runMain(async () => {
   const ienv = ingestEnv();
   const log = createLogger({ component: 'ingest', level: env.logLevel, base: { instance: env.instanceId } });
   const topics = topicNames(env.topicPrefix);
-  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-ingest-${env.instanceId}` });
+  const kafka = createKafka(kafkaClientOptions(env, 'ingest'));
   // Shards are computed here (the commands): refuse a partition count the topic does not have.
   await assertPartitionCount(kafka, topics.jobEvents, env.jobEventPartitions);
   const pool = createPool({
@@ -33,7 +41,7 @@ runMain(async () => {
   await ensureJobPartitions(pool, new Date());
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
-  const registry = createRegistryClient({ url: env.registryUrl });
+  const registry = createRegistryClient(registryOptions(env));
   const handlers = {
     pool,
     codec: new AvroCodec(registry),

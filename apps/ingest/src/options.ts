@@ -1,8 +1,7 @@
 import { hostname } from 'node:os';
-import type { Client } from '@confluentinc/schemaregistry';
 import type { JobCommands, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
-import { DEFAULT_SESSION_TIMEOUT_MS, type TopicNames } from '@kairos/kafka';
+import { DEFAULT_SESSION_TIMEOUT_MS, type RegistryClient as Client, type TopicNames } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
 import type { Kafka } from 'kafkajs';
 

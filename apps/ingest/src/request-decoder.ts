@@ -1,6 +1,10 @@
-import { RestError, type Client } from '@confluentinc/schemaregistry';
 import { KairosError } from '@kairos/core';
-import { isTransientRegistryError, wireSchemaId } from '@kairos/kafka';
+import {
+  isTransientRegistryError,
+  RestError,
+  wireSchemaId,
+  type RegistryClient as Client,
+} from '@kairos/kafka';
 import { SCHEMAS, type ScheduleRequestRecord } from '@kairos/schemas';
 import avro from 'avsc';
 

@@ -1,4 +1,4 @@
-import { intVar, kairosEnv, onShutdown, runMain } from '@kairos/config';
+import { intVar, kafkaClientOptions, kairosEnv, onShutdown, registryOptions, runMain } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
@@ -14,14 +14,14 @@ runMain(async () => {
     max: 4,
     applicationName: 'kairos-tracker',
   });
-  const kafka = createKafka({ brokers: env.kafkaBrokers, clientId: `kairos-tracker-${env.instanceId}` });
+  const kafka = createKafka(kafkaClientOptions(env, 'tracker'));
   const topics = topicNames(env.topicPrefix);
   // Retries and schedule runs it writes: their job events go out at once too.
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
   const tracker = new Tracker({
     kafka,
-    codec: new AvroCodec(createRegistryClient({ url: env.registryUrl })),
+    codec: new AvroCodec(createRegistryClient(registryOptions(env))),
     pool,
     topics,
     resourceClasses: env.resourceClasses,

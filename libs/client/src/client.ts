@@ -54,9 +54,20 @@ export class KairosClient {
   constructor(options: KairosClientOptions) {
     this.#o = compileClientOptions(options);
     this.#topics = topicNames(this.#o.topicPrefix);
-    this.#kafka = createKafka({ brokers: this.#o.brokers, clientId: this.#o.clientId });
+    this.#kafka = createKafka({
+      brokers: this.#o.brokers,
+      clientId: this.#o.clientId,
+      ssl: this.#o.ssl,
+      sasl: this.#o.sasl,
+    });
     this.#producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    this.#codec = new AvroCodec(createRegistryClient({ url: this.#o.registryUrl }));
+    this.#codec = new AvroCodec(
+      createRegistryClient({
+        url: this.#o.registryUrl,
+        auth: this.#o.registryAuth,
+        tls: this.#o.registryTls,
+      }),
+    );
     this.#sender = new BatchSender(this.#producer, this.#topics.scheduleRequests);
     this.#outcomes = this.#o.outcomes
       ? new OutcomeListener({

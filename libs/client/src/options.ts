@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { checkTls, type TlsOptions } from '@kairos/core';
+import { kafkaSecurityConfig, type RegistryAuth, type SaslOptions } from '@kairos/kafka';
 
 /** Minimal logger interface (pino, console-like adapters and the like fit it). */
 export interface ClientLogger {
@@ -12,6 +14,17 @@ export interface KairosClientOptions {
   readonly brokers: readonly string[];
   /** Confluent-compatible Schema Registry URL (Apicurio: `.../apis/ccompat/v7`). Required. */
   readonly registryUrl: string;
+  /** TLS to the brokers: true (the system's CAs) or TLS options (`ca`, `cert`, `key`, `servername`…, PEM text). Default: off. */
+  readonly ssl?: boolean | TlsOptions;
+  /**
+   * SASL with the brokers: `{ mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512', username,
+   * password }` or `{ mechanism: 'oauthbearer', oauthBearerProvider }`. Default: none.
+   */
+  readonly sasl?: SaslOptions;
+  /** Registry credentials: `{ username, password }` (basic; Confluent Cloud API keys) or `{ bearerToken }`. Default: none. */
+  readonly registryAuth?: RegistryAuth;
+  /** TLS of an https registry URL (a private CA, mutual TLS). Default: the system's CAs. */
+  readonly registryTls?: TlsOptions;
   /** Tenant of every request that names none. Default: none (each request must name its tenant). */
   readonly tenant?: string;
   /** Prefix of every topic name (matches the deployment's). Default: ''. */
@@ -34,6 +47,10 @@ export interface KairosClientOptions {
 export interface CompiledClientOptions {
   readonly brokers: readonly string[];
   readonly registryUrl: string;
+  readonly ssl: boolean | TlsOptions | undefined;
+  readonly sasl: SaslOptions | undefined;
+  readonly registryAuth: RegistryAuth | undefined;
+  readonly registryTls: TlsOptions | undefined;
   readonly tenant: string | undefined;
   readonly topicPrefix: string;
   readonly clientId: string;
@@ -60,9 +77,14 @@ export function compileClientOptions(o: KairosClientOptions): CompiledClientOpti
     throw new RangeError(`outcomeTimeoutMs must be a positive integer, got ${timeout}`);
   }
   const prefix = o.topicPrefix ?? '';
+  kafkaSecurityConfig(o); // throws a RangeError naming a bad ssl or sasl option
   return {
     brokers: o.brokers,
     registryUrl: o.registryUrl,
+    ssl: o.ssl,
+    sasl: o.sasl,
+    registryAuth: o.registryAuth,
+    registryTls: checkTls('registryTls', o.registryTls),
     tenant: o.tenant,
     topicPrefix: prefix,
     clientId: o.clientId ?? 'kairos-client',

@@ -1,7 +1,13 @@
 import { hostname } from 'node:os';
+import type { TlsOptions } from '@kairos/core';
+import type { KafkaClientOptions, RegistryOptions } from '@kairos/kafka';
+import { connectionsEnv, type ConnectionsEnv } from './connections-env.js';
+import { boolVar, EnvError, intVar, listVar } from './env-vars.js';
+
+export { EnvError, intVar };
 
 /** Settings every Kairos app reads from the environment, with their defaults. */
-export interface KairosEnv {
+export interface KairosEnv extends ConnectionsEnv {
   /** KAIROS_PG_URL (required). */
   readonly pgUrl: string;
   /** KAIROS_DB_SCHEMA, default `public`. */
@@ -36,42 +42,6 @@ export interface KairosEnv {
   readonly outboxRelay: boolean;
 }
 
-export class EnvError extends Error {
-  override readonly name = 'EnvError';
-}
-
-export function intVar(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  fallback: number,
-  min = 0,
-  max = Number.MAX_SAFE_INTEGER,
-) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new EnvError(`${name}=${raw} must be an integer in [${min}, ${max}]`);
-  return n;
-}
-
-export function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new EnvError(`${name}=${raw} must be true or false`);
-}
-
-function listVar(env: NodeJS.ProcessEnv, name: string, fallback: string): string[] {
-  const list = (env[name] ?? fallback)
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (list.length === 0) throw new EnvError(`${name} must list at least one value`);
-  return list;
-}
-
 export function kairosEnv(env: NodeJS.ProcessEnv = process.env): KairosEnv {
   const pgUrl = env.KAIROS_PG_URL;
   if (!pgUrl) throw new EnvError('KAIROS_PG_URL is required (e.g. postgres://kairos@127.0.0.1:55432/kairos)');
@@ -89,6 +59,7 @@ export function kairosEnv(env: NodeJS.ProcessEnv = process.env): KairosEnv {
     logLevel: env.KAIROS_LOG_LEVEL ?? 'info',
     instanceId: env.KAIROS_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
     outboxRelay: boolVar(env, 'KAIROS_OUTBOX_RELAY', true),
+    ...connectionsEnv(env),
   };
 }
 
@@ -120,4 +91,19 @@ export function onShutdown(stop: () => Promise<void>): void {
   };
   process.once('SIGINT', handler);
   process.once('SIGTERM', handler);
+}
+
+/** An app's Kafka client options: the brokers, its client id, TLS and SASL. */
+export function kafkaClientOptions(env: KairosEnv, app: string): KafkaClientOptions {
+  return { brokers: env.kafkaBrokers, clientId: `kairos-${app}-${env.instanceId}`, ...env.kafkaSecurity };
+}
+
+/** The registry client's options: the URL, credentials and TLS. */
+export function registryOptions(env: KairosEnv): RegistryOptions {
+  return { url: env.registryUrl, auth: env.registryAuth, tls: env.registryTls };
+}
+
+/** The delay tier's Redis options besides the URL: the key prefix and TLS material. */
+export function redisOptions(env: KairosEnv): { keyPrefix: string; tls?: TlsOptions } {
+  return { keyPrefix: env.redisKeyPrefix, ...(env.redisTls ? { tls: env.redisTls } : {}) };
 }

@@ -1,3 +1,14 @@
-export { kairosEnv, intVar, runMain, onShutdown, EnvError, type KairosEnv } from './env.js';
+export {
+  kairosEnv,
+  intVar,
+  runMain,
+  onShutdown,
+  EnvError,
+  kafkaClientOptions,
+  registryOptions,
+  redisOptions,
+  type KairosEnv,
+} from './env.js';
 export { scheduleEnv, type ScheduleEnv } from './schedule-env.js';
 export { createGroupEnv, type CreateGroupEnv } from './create-group-env.js';
+export { connectionsEnv, type ConnectionsEnv } from './connections-env.js';

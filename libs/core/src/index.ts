@@ -31,3 +31,4 @@ export * from './schedule/runs.js';
 export * from './idle-backoff.js';
 export * from './poll-loop.js';
 export * from './lifecycle.js';
+export * from './tls-options.js';

@@ -23,7 +23,7 @@ export async function ensureTopics(
         topics: missing.map((s) => ({
           topic: s.name,
           numPartitions: s.partitions,
-          replicationFactor: 1,
+          replicationFactor: s.replicationFactor ?? 1,
           configEntries: Object.entries(s.configs).map(([name, value]) => ({ name, value })),
         })),
       });

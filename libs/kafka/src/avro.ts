@@ -1,21 +1,7 @@
-import { SchemaRegistryClient, type Client } from '@confluentinc/schemaregistry';
+import type { RegistryClient as Client } from './registry.js';
 import { KairosError } from '@kairos/core';
 import avro from 'avsc';
 import { isTransientRegistryError } from './kafka-errors.js';
-
-export interface RegistryOptions {
-  /** Base URL of a Confluent-compatible registry, e.g. Apicurio's `http://host:port/apis/ccompat/v7`. */
-  readonly url: string;
-  /** Per-request timeout in ms; a hung registry must not hang its callers. Default: 10,000. */
-  readonly timeoutMs?: number;
-}
-
-export function createRegistryClient(options: RegistryOptions): Client {
-  return new SchemaRegistryClient({
-    baseURLs: [options.url],
-    createAxiosDefaults: { timeout: options.timeoutMs ?? 10_000 },
-  });
-}
 
 /** TopicNameStrategy, the subject Kafka UI and every Confluent-format client look up. */
 export function valueSubject(topic: string): string {

@@ -1,7 +1,8 @@
 import { Kafka, logLevel, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
 import { fixKafkaJsIdleTimer } from './request-queue-fix.js';
+import { describeKafkaConnection, kafkaSecurityConfig, type KafkaSecurity } from './security.js';
 
-export interface KafkaClientOptions {
+export interface KafkaClientOptions extends KafkaSecurity {
   /** Bootstrap brokers, e.g. ['127.0.0.1:59092']. Required. */
   readonly brokers: readonly string[];
   /** Client id reported to the brokers. Default: 'kairos'. */
@@ -14,26 +15,45 @@ export interface KafkaClientOptions {
   readonly retry?: RetryOptions;
 }
 
-let timerWarningFiltered = false;
-
-/**
- * KafkaJS 2.2.4's request queue schedules `setTimeout(fn, negative)` when a response arrives
- * after its deadline check, which Node 24 reports as TimeoutNegativeWarning on every such reply.
- * It is harmless (Node clamps to 1 ms), so that one warning is dropped; all others still print.
- */
-function filterKafkaJsTimerWarning(): void {
-  if (timerWarningFiltered) return;
-  timerWarningFiltered = true;
-  const defaults = process.listeners('warning');
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    if (warning.name === 'TimeoutNegativeWarning') return;
-    for (const listener of defaults) listener(warning);
-  });
+/** Kafka refused this client's credentials or TLS: retrying cannot help, so it is reported at once. */
+export class KafkaAuthenticationError extends Error {
+  override readonly name = 'KafkaAuthenticationError';
 }
 
+/** Errors of connect() that mean the security settings are wrong, named with where and how. */
+function explainConnectError(err: unknown, where: string): unknown {
+  if (!(err instanceof Error)) return err;
+  if (err.name === 'KafkaJSSASLAuthenticationError')
+    return new KafkaAuthenticationError(`Kafka refused authentication at ${where}: ${err.message}`, {
+      cause: err,
+    });
+  const tlsCode = /certificate|self[- ]signed|SSL|TLS|handshake|wrong version number/i;
+  // A certificate KafkaJS cannot verify is retried as a connection error, then reported as such.
+  const connection = err.name === 'KafkaJSConnectionError' || err.name === 'KafkaJSNumberOfRetriesExceeded';
+  if (connection && tlsCode.test(err.message))
+    return new KafkaAuthenticationError(`TLS with Kafka failed at ${where}: ${err.message}`, { cause: err });
+  return err;
+}
+
+/** Makes connect() of a producer, consumer or admin explain security failures (see above). */
+function explainingConnect<T extends { connect(): Promise<void> }>(client: T, where: string): T {
+  const connect = client.connect.bind(client);
+  client.connect = async () => {
+    try {
+      await connect();
+    } catch (err) {
+      throw explainConnectError(err, where);
+    }
+  };
+  return client;
+}
+
+/**
+ * The one KafkaJS client factory: TLS and SASL validated (a RangeError names the bad option), the
+ * idle-timer fix applied, and connect() failures caused by credentials or certificates reported
+ * with the brokers, TLS and mechanism instead of as a retried connection error.
+ */
 export function createKafka(options: KafkaClientOptions): Kafka {
-  filterKafkaJsTimerWarning();
   fixKafkaJsIdleTimer();
   if (options.brokers.length === 0) throw new RangeError('brokers must name at least one broker');
   const config: KafkaConfig = {
@@ -41,9 +61,16 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     brokers: [...options.brokers],
     logLevel: options.logLevel ?? logLevel.ERROR,
     connectionTimeout: options.connectionTimeoutMs ?? 5000,
+    ...kafkaSecurityConfig(options),
     ...(options.retry ? { retry: options.retry } : {}),
   };
-  return new Kafka(config);
+  const kafka = new Kafka(config);
+  const where = describeKafkaConnection(options.brokers, options);
+  const { producer, consumer, admin } = kafka;
+  kafka.producer = (c) => explainingConnect(producer.call(kafka, c), where);
+  kafka.consumer = (c) => explainingConnect(consumer.call(kafka, c), where);
+  kafka.admin = (c) => explainingConnect(admin.call(kafka, c), where);
+  return kafka;
 }
 
 /**

@@ -6,6 +6,8 @@ export * from './headers.js';
 export * from './client.js';
 export * from './admin.js';
 export * from './avro.js';
+export * from './registry.js';
+export * from './security.js';
 export * from './handoff-consumer.js';
 export * from './outbox-relay.js';
 export { isTransientRegistryError } from './kafka-errors.js';

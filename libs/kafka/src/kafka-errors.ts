@@ -1,4 +1,4 @@
-import { RestError } from '@confluentinc/schemaregistry';
+import { RestError } from './registry.js';
 import { classified, type ClassifiedError } from '@kairos/core';
 
 /** Network failures and 5xx answers are worth retrying; a 4xx (e.g. unknown schema id) is not. */

@@ -10,6 +10,8 @@ export const DEFAULT_RESOURCE_CLASSES = ['critical', 'default', 'cpu', 'io'] as 
 export interface TopicSpec {
   readonly name: string;
   readonly partitions: number;
+  /** Copies of each partition. Default (absent): 1. */
+  readonly replicationFactor?: number;
   readonly configs: Readonly<Record<string, string>>;
   readonly purpose: string;
 }
@@ -24,6 +26,16 @@ export interface CatalogueOptions {
    * this number, so it must never change for an existing deployment. Default: 8.
    */
   readonly jobEventPartitions?: number;
+  /**
+   * Copies of each partition. 1 suits one broker (the local stack); a production cluster wants 3.
+   * Default: 1.
+   */
+  readonly replicationFactor?: number;
+  /**
+   * `min.insync.replicas` of every topic: with acks=all, a write fails unless this many copies
+   * have it (2 with a replication factor of 3). Default: the broker's setting.
+   */
+  readonly minInsyncReplicas?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -63,6 +75,7 @@ export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
   const classes = options.resourceClasses ?? DEFAULT_RESOURCE_CLASSES;
   const jobEventPartitions = options.jobEventPartitions ?? 8;
   const week = String(7 * DAY_MS);
+  const durability = catalogueDurability(options);
   const specs: TopicSpec[] = [
     {
       name: names.scheduleRequests,
@@ -109,5 +122,25 @@ export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
       purpose: `tracker → replay tooling: dead letters of resource class ${rc}`,
     });
   }
-  return specs;
+  return specs.map((spec) => ({
+    ...spec,
+    replicationFactor: durability.replicationFactor,
+    configs: { ...spec.configs, ...durability.configs },
+  }));
+}
+
+function catalogueDurability(o: CatalogueOptions): {
+  replicationFactor: number;
+  configs: Record<string, string>;
+} {
+  const rf = o.replicationFactor ?? 1;
+  if (!Number.isInteger(rf) || rf < 1 || rf > 32)
+    throw new RangeError(`replicationFactor must be an integer from 1 to 32, got ${rf}`);
+  const isr = o.minInsyncReplicas;
+  if (isr === undefined) return { replicationFactor: rf, configs: {} };
+  if (!Number.isInteger(isr) || isr < 1 || isr > rf)
+    throw new RangeError(
+      `minInsyncReplicas must be an integer from 1 to the replication factor (${rf}), got ${isr}`,
+    );
+  return { replicationFactor: rf, configs: { 'min.insync.replicas': String(isr) } };
 }

@@ -1,7 +1,13 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { BreakerOptions } from '@kairos/core';
-import { assertResourceClass, DEFAULT_SESSION_TIMEOUT_MS } from '@kairos/kafka';
+import { checkTls, type BreakerOptions, type TlsOptions } from '@kairos/core';
+import {
+  assertResourceClass,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  kafkaSecurityConfig,
+  type RegistryAuth,
+  type SaslOptions,
+} from '@kairos/kafka';
 
 /** Minimal logger interface (pino, console-like adapters and the like fit it). */
 export interface WorkerLogger {
@@ -17,6 +23,17 @@ export interface WorkerOptions {
   readonly registryUrl: string;
   /** Resource classes to take tasks from (`kairos.tasks.<class>`). Required, at least one. */
   readonly resourceClasses: readonly string[];
+  /** TLS to the brokers: true (the system's CAs) or TLS options (`ca`, `cert`, `key`, `servername`…, PEM text). Default: off. */
+  readonly ssl?: boolean | TlsOptions;
+  /**
+   * SASL with the brokers: `{ mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512', username,
+   * password }` or `{ mechanism: 'oauthbearer', oauthBearerProvider }`. Default: none.
+   */
+  readonly sasl?: SaslOptions;
+  /** Registry credentials: `{ username, password }` (basic; Confluent Cloud API keys) or `{ bearerToken }`. Default: none. */
+  readonly registryAuth?: RegistryAuth;
+  /** TLS of an https registry URL (a private CA, mutual TLS). Default: the system's CAs. */
+  readonly registryTls?: TlsOptions;
   /** Handlers running at once. Default: 10. */
   readonly concurrency?: number;
   /** Consumer group. Default: `<topicPrefix>kairos-workers.<classes joined by +>`. */
@@ -44,6 +61,11 @@ export interface WorkerOptions {
   readonly redisUrl: string;
   /** Prefix of the delay tier's Redis keys (matches the deployment's). Default: ''. */
   readonly redisKeyPrefix?: string;
+  /**
+   * TLS to Redis beyond what a `rediss://` URL turns on (a private CA, a client certificate); an ACL
+   * user and password go in the URL (`rediss://user:password@host:6380`). Default: none.
+   */
+  readonly redisTls?: TlsOptions;
   /**
    * Lease of a running attempt, ms: another worker may run it this long after we die or stall
    * (the reaper then reports it failed and it is retried). A handler that blocks the event loop
@@ -78,6 +100,11 @@ export interface WorkerOptions {
 export interface CompiledWorkerOptions {
   readonly brokers: readonly string[];
   readonly registryUrl: string;
+  readonly ssl: boolean | TlsOptions | undefined;
+  readonly sasl: SaslOptions | undefined;
+  readonly registryAuth: RegistryAuth | undefined;
+  readonly registryTls: TlsOptions | undefined;
+  readonly redisTls: TlsOptions | undefined;
   readonly resourceClasses: readonly string[];
   readonly concurrency: number;
   readonly groupId: string;
@@ -144,9 +171,15 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
       `maxBufferedTasks must be at least concurrency (${concurrency}), got ${maxBufferedTasks}`,
     );
   }
+  kafkaSecurityConfig(o); // throws a RangeError naming a bad ssl or sasl option
   return {
     brokers: o.brokers,
     registryUrl: o.registryUrl,
+    ssl: o.ssl,
+    sasl: o.sasl,
+    registryAuth: o.registryAuth,
+    registryTls: checkTls('registryTls', o.registryTls),
+    redisTls: checkTls('redisTls', o.redisTls),
     resourceClasses: classes,
     concurrency,
     groupId: o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`,

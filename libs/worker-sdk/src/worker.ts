@@ -82,7 +82,12 @@ export class Worker extends LifecycleService {
     super('worker');
     this.#o = compileWorkerOptions(options);
     const o = this.#o;
-    const kafka = createKafka({ brokers: o.brokers, clientId: `kairos-worker-${o.workerId}` });
+    const kafka = createKafka({
+      brokers: o.brokers,
+      clientId: `kairos-worker-${o.workerId}`,
+      ssl: o.ssl,
+      sasl: o.sasl,
+    });
     this.#consumer = new HandoffConsumer({
       kafka,
       groupId: o.groupId,
@@ -95,9 +100,11 @@ export class Worker extends LifecycleService {
       onCrash: (err, restart) => o.logger.error({ err, restart }, 'task consumer crashed'),
     });
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    this.#codec = new AvroCodec(createRegistryClient({ url: o.registryUrl }));
+    this.#codec = new AvroCodec(
+      createRegistryClient({ url: o.registryUrl, auth: o.registryAuth, tls: o.registryTls }),
+    );
     // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
-    this.#redis = createRedis(o.redisUrl, { lazyConnect: true });
+    this.#redis = createRedis(o.redisUrl, { lazyConnect: true, ...(o.redisTls ? { tls: o.redisTls } : {}) });
     this.#redis.on('error', (err: Error) => o.logger.warn({ err }, 'redis error'));
     this.#admission = new Admission({
       breaker: o.breaker,

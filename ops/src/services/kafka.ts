@@ -7,23 +7,35 @@ import { createKafka } from '@kairos/kafka';
 import { dirs, type StackConfig } from '../config.js';
 import { spawnDetached } from '../proc.js';
 import { writeLog4j2Config } from './log4j.js';
+import {
+  kafkaSecurityFiles,
+  saslSslProperties,
+  scramAlterArgs,
+  scramFormatArgs,
+  type KafkaSecurityFiles,
+} from './kafka-security.js';
 import type { ServiceDef } from './types.js';
+
+const scramMarker = (sec: KafkaSecurityFiles) => resolve(sec.dir, 'scram-users');
 
 export function jvmClasspath(dir: string): string {
   return `${dir}/*`;
 }
 
-function serverProperties(cfg: StackConfig, logDir: string): string {
+function serverProperties(cfg: StackConfig, logDir: string, sec: KafkaSecurityFiles): string {
   const { host } = cfg;
+  const plain = `PLAINTEXT://${host}:${cfg.ports.kafka}`;
+  const secure = `SASL_SSL://${host}:${cfg.ports.kafkaSecure}`;
   return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${host}:${cfg.ports.kafkaController}`,
-    `listeners=PLAINTEXT://${host}:${cfg.ports.kafka},CONTROLLER://${host}:${cfg.ports.kafkaController}`,
-    `advertised.listeners=PLAINTEXT://${host}:${cfg.ports.kafka}`,
+    `listeners=${plain},${secure},CONTROLLER://${host}:${cfg.ports.kafkaController}`,
+    `advertised.listeners=${plain},${secure}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL',
+    ...saslSslProperties(sec),
     `log.dirs=${logDir}`,
     'num.partitions=1',
     'offsets.topic.replication.factor=1',
@@ -44,7 +56,8 @@ export const kafka: ServiceDef = {
   name: 'kafka',
   dependsOn: [],
   startTimeoutMs: 120_000,
-  listens: (cfg) => `${cfg.host}:${cfg.ports.kafka} (controller ${cfg.host}:${cfg.ports.kafkaController})`,
+  listens: (cfg) =>
+    `${cfg.host}:${cfg.ports.kafka}, SASL_SSL ${cfg.host}:${cfg.ports.kafkaSecure} (controller ${cfg.host}:${cfg.ports.kafkaController})`,
   async healthy(cfg) {
     const admin = createKafka({
       brokers: [`${cfg.host}:${cfg.ports.kafka}`],
@@ -70,18 +83,20 @@ export const kafka: ServiceDef = {
     mkdirSync(confDir, { recursive: true });
     const props = resolve(confDir, 'server.properties');
     const log4j = resolve(confDir, 'log4j2.properties');
-    writeFileSync(props, serverProperties(cfg, logDir));
+    const sec = kafkaSecurityFiles(base, cfg.host);
+    writeFileSync(props, serverProperties(cfg, logDir, sec));
     writeLog4j2Config(log4j);
     const jvm = [`-Dlog4j2.configurationFile=${log4j}`, '-cp', jvmClasspath(jars.kafka)];
     if (!existsSync(resolve(logDir, 'meta.properties'))) {
       const clusterId = randomBytes(16).toString('base64url');
       const format = spawnSync(
         tools.java,
-        [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
+        [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props, ...scramFormatArgs(sec)],
         { encoding: 'utf8' },
       );
       if (format.status !== 0)
         throw new Error(`kafka storage format failed: ${format.stderr || format.stdout}`);
+      writeFileSync(scramMarker(sec), 'created when the storage was formatted\n');
     }
     return spawnDetached({
       name: 'kafka',
@@ -90,5 +105,22 @@ export const kafka: ServiceDef = {
       logFile,
       pidFile,
     });
+  },
+  /** A storage formatted before the SASL_SSL listener existed gets its SCRAM user now, once. */
+  ready({ cfg, tools, jars }) {
+    const sec = kafkaSecurityFiles(dirs(cfg).kafka, cfg.host);
+    if (existsSync(scramMarker(sec))) return Promise.resolve();
+    for (const args of scramAlterArgs(sec, `${cfg.host}:${cfg.ports.kafka}`)) {
+      const out = spawnSync(
+        tools.java,
+        ['-cp', jvmClasspath(jars.kafka), 'kafka.admin.ConfigCommand', ...args],
+        {
+          encoding: 'utf8',
+        },
+      );
+      if (out.status !== 0) throw new Error(`adding the SCRAM user failed: ${out.stderr || out.stdout}`);
+    }
+    writeFileSync(scramMarker(sec), 'added by ConfigCommand\n');
+    return Promise.resolve();
   },
 };

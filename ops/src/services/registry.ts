@@ -25,6 +25,10 @@ export const registry: ServiceDef = {
         ...process.env,
         QUARKUS_HTTP_HOST: cfg.host,
         QUARKUS_HTTP_PORT: String(cfg.ports.registry),
+        // Quarkus's management interface (health, metrics) defaults to 0.0.0.0:9000: on loopback
+        // and beside the API port instead, so nothing listens outside and two stacks can coexist.
+        QUARKUS_MANAGEMENT_HOST: cfg.host,
+        QUARKUS_MANAGEMENT_PORT: String(cfg.ports.registryManagement),
         // Schemas persist in the stack's PostgreSQL, so ids survive registry restarts.
         APICURIO_STORAGE_KIND: 'sql',
         APICURIO_STORAGE_SQL_KIND: 'postgresql',

@@ -22,4 +22,6 @@ export interface ServiceDef {
   listens(cfg: StackConfig): string;
   healthy(cfg: StackConfig): Promise<boolean>;
   start(ctx: StartContext): Spawned;
+  /** Set-up that needs the service running (e.g. users), once `up` has started it and it answers. */
+  ready?(ctx: Omit<StartContext, 'logFile' | 'pidFile'>): Promise<void>;
 }

@@ -1,0 +1,138 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/**
+ * The local Kafka's second listener, SASL_SSL, as a company cluster has it: a CA and a broker
+ * certificate generated at the first `up` (openssl), and one user, `kairos`, known to PLAIN and
+ * to both SCRAM mechanisms. Clients trust `caFile` and log in with `username` and the password in
+ * `passwordFile`.
+ */
+export interface KafkaSecurityFiles {
+  readonly dir: string;
+  /** The CA's certificate (PEM): what clients trust. */
+  readonly caFile: string;
+  /** The broker's private key and certificate chain (PEM), Kafka's PEM keystore. */
+  readonly keystoreFile: string;
+  readonly username: string;
+  readonly password: string;
+  readonly passwordFile: string;
+}
+
+export const SASL_USER = 'kairos';
+export const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+
+function openssl(args: readonly string[], cwd: string): void {
+  const out = spawnSync('openssl', args, { cwd, encoding: 'utf8' });
+  if (out.error)
+    throw new Error(`openssl could not run (${out.error.message}); install it: apt-get install openssl`);
+  if (out.status !== 0) throw new Error(`openssl ${args[0]} failed: ${out.stderr || out.stdout}`);
+}
+
+/** A CA and a broker certificate for 127.0.0.1 and localhost, valid ten years. */
+function generateCertificates(dir: string, host: string): void {
+  openssl(
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '3650', '-subj', '/CN=Kairos local CA'].concat(
+      ['-keyout', 'ca-key.pem', '-out', 'ca.pem'],
+    ),
+    dir,
+  );
+  openssl(
+    [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      'broker-key.pem',
+      '-out',
+      'broker.csr',
+    ],
+    dir,
+  );
+  writeFileSync(resolve(dir, 'broker.ext'), `subjectAltName=IP:${host},DNS:localhost\n`);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'broker.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-days',
+      '3650',
+      '-extfile',
+      'broker.ext',
+      '-out',
+      'broker-cert.pem',
+    ],
+    dir,
+  );
+  // Kafka's PEM keystore: the (PKCS#8, unencrypted) key, then the certificate chain.
+  const key = readFileSync(resolve(dir, 'broker-key.pem'), 'utf8');
+  const chain =
+    readFileSync(resolve(dir, 'broker-cert.pem'), 'utf8') + readFileSync(resolve(dir, 'ca.pem'), 'utf8');
+  writeFileSync(resolve(dir, 'broker.pem'), key + chain, { mode: 0o600 });
+}
+
+/** The listener's files, generated on first use and kept (a restart keeps its certificates and user). */
+export function kafkaSecurityFiles(base: string, host: string): KafkaSecurityFiles {
+  const dir = resolve(base, 'security');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const passwordFile = resolve(dir, 'kairos.password');
+  if (!existsSync(passwordFile))
+    writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  if (!existsSync(resolve(dir, 'broker.pem'))) generateCertificates(dir, host);
+  return {
+    dir,
+    caFile: resolve(dir, 'ca.pem'),
+    keystoreFile: resolve(dir, 'broker.pem'),
+    username: SASL_USER,
+    password: readFileSync(passwordFile, 'utf8').trim(),
+    passwordFile,
+  };
+}
+
+/** server.properties lines of the SASL_SSL listener (PLAIN users inline; SCRAM users in the metadata log). */
+export function saslSslProperties(sec: KafkaSecurityFiles): string[] {
+  const scram = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+  return [
+    `sasl.enabled.mechanisms=PLAIN,${SCRAM_MECHANISMS.join(',')}`,
+    `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${sec.username}="${sec.password}";`,
+    ...SCRAM_MECHANISMS.map((m) => `listener.name.sasl_ssl.${m.toLowerCase()}.sasl.jaas.config=${scram}`),
+    'listener.name.sasl_ssl.ssl.keystore.type=PEM',
+    `listener.name.sasl_ssl.ssl.keystore.location=${sec.keystoreFile}`,
+  ];
+}
+
+/** `--add-scram` arguments of the storage format: the user, for both SCRAM mechanisms. */
+export function scramFormatArgs(sec: KafkaSecurityFiles): string[] {
+  return SCRAM_MECHANISMS.flatMap((m) => [
+    '--add-scram',
+    `${m}=[name=${sec.username},password=${sec.password}]`,
+  ]);
+}
+
+/**
+ * ConfigCommand arguments, one invocation per mechanism (Kafka refuses two credentials of a user in
+ * one request), that add the SCRAM user to a cluster formatted before the listener existed.
+ */
+export function scramAlterArgs(sec: KafkaSecurityFiles, bootstrap: string): string[][] {
+  return SCRAM_MECHANISMS.map((m) => [
+    '--bootstrap-server',
+    bootstrap,
+    '--alter',
+    '--add-config',
+    `${m}=[password=${sec.password}]`,
+    '--entity-type',
+    'users',
+    '--entity-name',
+    sec.username,
+  ]);
+}

@@ -1,0 +1,60 @@
+import { describe, expect, test } from 'vitest';
+import { targetConnector } from '../src/bootstrap.js';
+
+const FILE = {
+  name: 'kairos-outbox',
+  config: {
+    'database.hostname': '${env:KAIROS_PG_HOST}',
+    'database.port': '${env:KAIROS_PG_PORT}',
+    'database.user': 'kairos',
+    'database.password': 'kairos',
+    'database.dbname': 'kairos',
+    'topic.prefix': 'kairos-cdc',
+    'slot.name': 'kairos_outbox',
+    'publication.name': 'kairos_outbox',
+    'table.include.list': 'public.outbox',
+    'transforms.outbox.route.topic.replacement': 'kairos.${routedByValue}',
+  },
+};
+const base = {
+  kafkaBrokers: 'k:9092',
+  connectUrl: 'http://c',
+  pgUrl: 'postgres://x',
+  connectorsDir: '.',
+  jobEventPartitions: 8,
+};
+
+describe('the outbox connector aimed at a bootstrap target', () => {
+  test('the default target keeps the file as it is', () => {
+    expect(targetConnector(FILE, base)).toEqual(FILE);
+  });
+
+  test('a schema gets its own slot and publication; a prefix its own names and topics', () => {
+    const c = targetConnector(FILE, { ...base, schema: 'Billing', topicPrefix: 'prod.' });
+    expect(c.name).toBe('prod.kairos-outbox');
+    expect(c.config).toMatchObject({
+      'table.include.list': 'Billing.outbox',
+      'slot.name': 'kairos_outbox_billing',
+      'publication.name': 'kairos_outbox_billing',
+      'topic.prefix': 'prod.kairos-cdc',
+      'transforms.outbox.route.topic.replacement': 'prod.kairos.${routedByValue}',
+    });
+  });
+
+  test('the database as Connect reaches it replaces the placeholders', () => {
+    const c = targetConnector(FILE, {
+      ...base,
+      connectPgUrl: 'postgres://cdc:p%40ss@db.internal:6432/kairos_prod',
+    });
+    expect(c.config).toMatchObject({
+      'database.hostname': 'db.internal',
+      'database.port': '6432',
+      'database.user': 'cdc',
+      'database.password': 'p@ss',
+      'database.dbname': 'kairos_prod',
+    });
+    expect(() => targetConnector(FILE, { ...base, connectPgUrl: 'mysql://db/x' })).toThrow(
+      /must be postgres:\/\//,
+    );
+  });
+});
