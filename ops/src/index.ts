@@ -8,3 +8,4 @@ export { InProcessPipeline, type HarnessOptions, type HarnessServices } from './
 export { servicesFromEnv, stackServices, ensureLocalStack } from './services-discovery.js';
 export { ProcessDeployment, type AppName, type DeploymentOptions, type RunningApp } from './deployment.js';
 export { prepareNamespace, type NamespaceSpec, type SecureKafka } from './namespace-setup.js';
+export { unsecuredOAuthToken } from './services/kafka-security.js';

@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KairosClient } from '@kairos/client';
+import { ensureTopics, topicCatalogue } from '@kairos/kafka';
+import { unsecuredOAuthToken } from '@kairos/ops';
 import { Worker } from '@kairos/worker-sdk';
 import { expect, inject, test } from 'vitest';
 import { startDeployment } from '../support/deployment.js';
@@ -137,4 +139,33 @@ test.skipIf(!secure)(
     expect(err?.message).toMatch(/TLS with Kafka failed at brokers/);
   },
   60_000,
+);
+
+test.skipIf(!secure)(
+  'OAUTHBEARER: the token provider hook logs the client SDK in, at every authentication',
+  async () => {
+    const s = secure!;
+    const ns = await useNamespace('oauthbearer');
+    await ensureTopics(ns.kafka, topicCatalogue({ prefix: ns.prefix, resourceClasses: ['default'] }));
+    let calls = 0;
+    const client = new KairosClient({
+      brokers: [s.brokers],
+      ssl: { ca: readFileSync(s.caFile, 'utf8') },
+      sasl: {
+        mechanism: 'oauthbearer',
+        oauthBearerProvider: () => {
+          calls++;
+          return Promise.resolve({ value: unsecuredOAuthToken(s.username) });
+        },
+      },
+      registryUrl: ns.services.registryUrl,
+      topicPrefix: ns.prefix,
+      tenant: 'acme',
+    });
+    ns.defer(() => client.close());
+    await client.start();
+    const sent = await client.schedule({ type: 'secure.oauth', resourceClass: 'default', payload: {} });
+    expect(sent.tenant).toBe('acme');
+    expect(calls).toBeGreaterThanOrEqual(1);
+  },
 );

@@ -99,11 +99,18 @@ export function kafkaSecurityFiles(base: string, host: string): KafkaSecurityFil
   };
 }
 
-/** server.properties lines of the SASL_SSL listener (PLAIN users inline; SCRAM users in the metadata log). */
+/**
+ * server.properties lines of the SASL_SSL listener: PLAIN users inline, SCRAM users in the
+ * metadata log, and OAUTHBEARER with Kafka's unsecured token validator (tokens signed with
+ * `alg: none`, checked for `sub`, `iat` and `exp`): enough to exercise a client's token provider
+ * hook locally; a real cluster validates tokens against its identity provider's keys.
+ */
 export function saslSslProperties(sec: KafkaSecurityFiles): string[] {
   const scram = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+  const oauth = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;';
   return [
-    `sasl.enabled.mechanisms=PLAIN,${SCRAM_MECHANISMS.join(',')}`,
+    `sasl.enabled.mechanisms=PLAIN,${SCRAM_MECHANISMS.join(',')},OAUTHBEARER`,
+    `listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=${oauth}`,
     `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${sec.username}="${sec.password}";`,
     ...SCRAM_MECHANISMS.map((m) => `listener.name.sasl_ssl.${m.toLowerCase()}.sasl.jaas.config=${scram}`),
     'listener.name.sasl_ssl.ssl.keystore.type=PEM',
@@ -135,4 +142,11 @@ export function scramAlterArgs(sec: KafkaSecurityFiles, bootstrap: string): stri
     '--entity-name',
     sec.username,
   ]);
+}
+
+/** An unsecured (`alg: none`) token the local listener accepts for OAUTHBEARER, valid `ttlMs`. */
+export function unsecuredOAuthToken(subject: string, ttlMs = 3_600_000, nowMs = Date.now()): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const iat = Math.floor(nowMs / 1000);
+  return `${part({ alg: 'none' })}.${part({ sub: subject, iat, exp: iat + Math.ceil(ttlMs / 1000) })}.`;
 }
