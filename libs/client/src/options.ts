@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { checkTls, type TlsOptions } from '@kairos/core';
-import { kafkaSecurityConfig, type RegistryAuth, type SaslOptions } from '@kairos/kafka';
+import type { RegistryAuth, SaslOptions } from '@kairos/kafka';
 
 /** Minimal logger interface (pino, console-like adapters and the like fit it). */
 export interface ClientLogger {
@@ -77,7 +77,6 @@ export function compileClientOptions(o: KairosClientOptions): CompiledClientOpti
     throw new RangeError(`outcomeTimeoutMs must be a positive integer, got ${timeout}`);
   }
   const prefix = o.topicPrefix ?? '';
-  kafkaSecurityConfig(o); // throws a RangeError naming a bad ssl or sasl option
   return {
     brokers: o.brokers,
     registryUrl: o.registryUrl,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { TlsOptions } from '@kairos/core';
-import type { KafkaSecurity, RegistryAuth, SaslOptions } from '@kairos/kafka';
+import { isPem, type TlsOptions } from '@kairos/core';
+import { SASL_MECHANISMS, type KafkaSecurity, type RegistryAuth, type SaslOptions } from '@kairos/kafka';
 import { boolVar, EnvError } from './env-vars.js';
 
 /** How the apps reach Kafka, the registry and Redis securely (PostgreSQL: see `KAIROS_PG_URL`). */
@@ -14,8 +14,6 @@ export interface ConnectionsEnv {
   /** KAIROS_REDIS_TLS_CA_FILE, …_CERT_FILE, …_KEY_FILE (TLS itself: a `rediss://` URL). */
   readonly redisTls: TlsOptions | undefined;
 }
-
-const MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'];
 
 /** The contents of the file a variable names, or undefined when unset; an unreadable file is an EnvError. */
 function fileVar(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -33,7 +31,7 @@ function fileVar(env: NodeJS.ProcessEnv, name: string): string | undefined {
 /** A PEM file's contents (certificates, keys), or undefined when unset. */
 function pemFile(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const text = fileVar(env, name);
-  if (text !== undefined && !/-----BEGIN [A-Z0-9 ]+-----/.test(text))
+  if (text !== undefined && !isPem(text))
     throw new EnvError(`${name}=${env[name]} is not a PEM file (no -----BEGIN …----- line)`);
   return text;
 }
@@ -67,8 +65,8 @@ function kafkaSasl(env: NodeJS.ProcessEnv): SaslOptions | undefined {
   const raw = env.KAIROS_KAFKA_SASL_MECHANISM;
   if (raw === undefined || raw === '') return undefined;
   const mechanism = raw.toLowerCase();
-  if (!MECHANISMS.includes(mechanism))
-    throw new EnvError(`KAIROS_KAFKA_SASL_MECHANISM=${raw} must be one of ${MECHANISMS.join(', ')}`);
+  if (!(SASL_MECHANISMS as readonly string[]).includes(mechanism))
+    throw new EnvError(`KAIROS_KAFKA_SASL_MECHANISM=${raw} must be one of ${SASL_MECHANISMS.join(', ')}`);
   if (mechanism === 'oauthbearer') {
     const tokenFile = env.KAIROS_KAFKA_SASL_OAUTHBEARER_TOKEN_FILE;
     if (!tokenFile)

@@ -21,6 +21,11 @@ export interface TlsOptions {
 
 const PEM = /-----BEGIN [A-Z0-9 ]+-----/;
 
+/** True when the text has a PEM block header (a certificate or a key, not a path to one). */
+export function isPem(text: string): boolean {
+  return PEM.test(text);
+}
+
 /** Where the text fails to be PEM, an error that says what was given instead (a path, usually). */
 function checkPem(name: string, value: unknown): void {
   if (value instanceof Uint8Array) {

@@ -28,12 +28,15 @@ export interface KafkaSecurity {
   readonly sasl?: SaslOptions;
 }
 
-const MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'] as const;
+/** The SASL mechanisms Kairos's Kafka clients speak. */
+export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'] as const;
 
 function checkSasl(sasl: SaslOptions): SASLOptions {
   const mechanism = (sasl as { mechanism?: unknown }).mechanism;
-  if (!MECHANISMS.includes(mechanism as (typeof MECHANISMS)[number]))
-    throw new RangeError(`sasl.mechanism must be one of ${MECHANISMS.join(', ')}, got ${String(mechanism)}`);
+  if (!SASL_MECHANISMS.includes(mechanism as (typeof SASL_MECHANISMS)[number]))
+    throw new RangeError(
+      `sasl.mechanism must be one of ${SASL_MECHANISMS.join(', ')}, got ${String(mechanism)}`,
+    );
   if (sasl.mechanism === 'oauthbearer') {
     if (typeof sasl.oauthBearerProvider !== 'function')
       throw new RangeError('sasl.oauthBearerProvider must be a function returning { value: token }');

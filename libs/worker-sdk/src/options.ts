@@ -4,7 +4,6 @@ import { checkTls, type BreakerOptions, type TlsOptions } from '@kairos/core';
 import {
   assertResourceClass,
   DEFAULT_SESSION_TIMEOUT_MS,
-  kafkaSecurityConfig,
   type RegistryAuth,
   type SaslOptions,
 } from '@kairos/kafka';
@@ -171,7 +170,6 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
       `maxBufferedTasks must be at least concurrency (${concurrency}), got ${maxBufferedTasks}`,
     );
   }
-  kafkaSecurityConfig(o); // throws a RangeError naming a bad ssl or sasl option
   return {
     brokers: o.brokers,
     registryUrl: o.registryUrl,
