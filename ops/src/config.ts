@@ -80,9 +80,11 @@ export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = proces
 /** The URLs clients use; the same names the test setup and the apps read (KAIROS_*). */
 export function serviceUrls(cfg: StackConfig): Record<string, string> {
   const h = cfg.host;
-  const security = resolve(dirs(cfg).kafka, 'security');
+  const security = dirs(cfg).ca;
   return {
     KAIROS_PG_URL: `postgres://kairos@${h}:${cfg.ports.postgres}/kairos`,
+    // The same PostgreSQL over TLS, its certificate checked against the stack's CA.
+    KAIROS_PG_TLS_URL: `postgres://kairos@${h}:${cfg.ports.postgres}/kairos?sslmode=verify-full&sslrootcert=${resolve(security, 'ca.pem')}`,
     KAIROS_REDIS_URL: `redis://${h}:${cfg.ports.redis}`,
     KAIROS_KAFKA_BROKERS: `${h}:${cfg.ports.kafka}`,
     KAIROS_CONNECT_URL: `http://${h}:${cfg.ports.connect}`,
@@ -127,4 +129,6 @@ export const dirs = (cfg: StackConfig) => ({
   kafka: resolve(cfg.dataDir, 'kafka'),
   connect: resolve(cfg.dataDir, 'connect'),
   registry: resolve(cfg.dataDir, 'registry'),
+  // The stack's CA: where the first TLS listener (Kafka's) put it, so existing stacks keep it.
+  ca: resolve(cfg.dataDir, 'kafka', 'security'),
 });

@@ -7,6 +7,8 @@ import { registerNamespacedOutboxConnector } from './outbox-connector.js';
 
 export interface HarnessServices {
   readonly pgUrl: string;
+  /** The same PostgreSQL over TLS (`sslmode=verify-full`, the CA in the URL), where it has TLS. */
+  readonly pgTlsUrl?: string;
   readonly redisUrl: string;
   readonly kafkaBrokers: string;
   readonly registryUrl: string;

@@ -98,7 +98,7 @@ const REQUIREMENTS: readonly Requirement[] = [
   },
   {
     key: 'openssl',
-    what: 'openssl (certificates of the SASL_SSL listener)',
+    what: "openssl (certificates of Kafka's SASL_SSL listener and PostgreSQL's TLS)",
     debian: 'openssl',
     find: (env) => which('openssl', env),
   },
@@ -113,7 +113,7 @@ const REQUIREMENTS: readonly Requirement[] = [
 
 /** Which tools each service needs to be started here (a service that already answers needs none). */
 const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
-  postgres: ['pgBin'],
+  postgres: ['pgBin', 'openssl'],
   redis: ['redisServer'],
   kafka: ['java', 'mvn', 'openssl'],
   connect: ['java', 'mvn'],

@@ -24,6 +24,7 @@ export function servicesFromEnv(env: NodeJS.ProcessEnv): HarnessServices | undef
     registryUrl: KAIROS_REGISTRY_URL,
     connectUrl: KAIROS_CONNECT_URL,
     jobEventPartitions: Number(env.KAIROS_JOB_EVENT_PARTITIONS ?? '8'),
+    ...(env.KAIROS_PG_TLS_URL ? { pgTlsUrl: env.KAIROS_PG_TLS_URL } : {}),
     ...secureKafkaFromEnv(env),
   };
 }
@@ -48,6 +49,7 @@ export function stackServices(cfg: StackConfig): HarnessServices {
     registryUrl: urls.KAIROS_REGISTRY_URL ?? '',
     connectUrl: urls.KAIROS_CONNECT_URL ?? '',
     jobEventPartitions: cfg.jobEventPartitions,
+    ...(urls.KAIROS_PG_TLS_URL ? { pgTlsUrl: urls.KAIROS_PG_TLS_URL } : {}),
     ...secureKafkaFromEnv(urls),
   };
 }

@@ -1,7 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { KairosClient } from '@kairos/client';
 import { ensureTopics, topicCatalogue } from '@kairos/kafka';
 import { unsecuredOAuthToken } from '@kairos/ops';
@@ -9,29 +6,10 @@ import { Worker } from '@kairos/worker-sdk';
 import { expect, inject, test } from 'vitest';
 import { startDeployment } from '../support/deployment.js';
 import { useNamespace } from '../support/namespace.js';
+import { otherCaPem } from '../support/other-ca.js';
 import { eventually } from '../support/pipeline.js';
 
 const secure = inject('services').secureKafka;
-
-/** A CA of its own, which signed nothing the broker has. */
-function otherCa(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kairos-other-ca-'));
-  try {
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=Other CA'].concat([
-        '-keyout',
-        join(dir, 'k.pem'),
-        '-out',
-        join(dir, 'ca.pem'),
-      ]),
-      { stdio: 'pipe' },
-    );
-    return readFileSync(join(dir, 'ca.pem'), 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 // The local stack always has the SASL_SSL listener; services given by KAIROS_* variables may not.
 test.skipIf(!secure)(
@@ -120,7 +98,7 @@ test.skipIf(!secure)(
     const ns = await useNamespace('tls-wrong-ca');
     const client = new KairosClient({
       brokers: [s.brokers],
-      ssl: { ca: otherCa() },
+      ssl: { ca: otherCaPem() },
       sasl: {
         mechanism: 'plain',
         username: s.username,

@@ -36,8 +36,8 @@ async function fromTestcontainers(): Promise<{ services: Services; stop: () => P
     .withWaitStrategy('registry', tc.Wait.forHttp('/apis/ccompat/v7/subjects', 8080))
     .up(['postgres', 'redis', 'kafka', 'connect', 'registry']);
   // Compose publishes the same host ports as the local stack.
-  // docker-compose.yml's Kafka has no SASL_SSL listener: the secured-connection tests skip there.
-  const { secureKafka: _none, ...plain } = stackServices(stackConfigFromEnv(root));
+  // docker-compose.yml's Kafka has no SASL_SSL listener and its PostgreSQL no TLS: those tests skip.
+  const { secureKafka: _none, pgTlsUrl: _plain, ...plain } = stackServices(stackConfigFromEnv(root));
   const services: Services = { ...plain, source: 'testcontainers' };
   await bootstrapTarget(
     {

@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { issueCertificate } from './local-ca.js';
 
 /**
  * The local Kafka's second listener, SASL_SSL, as a company cluster has it: a CA and a broker
@@ -23,62 +23,12 @@ export interface KafkaSecurityFiles {
 export const SASL_USER = 'kairos';
 export const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
 
-function openssl(args: readonly string[], cwd: string): void {
-  const out = spawnSync('openssl', args, { cwd, encoding: 'utf8' });
-  if (out.error)
-    throw new Error(`openssl could not run (${out.error.message}); install it: apt-get install openssl`);
-  if (out.status !== 0) throw new Error(`openssl ${args[0]} failed: ${out.stderr || out.stdout}`);
-}
-
-/** A CA and a broker certificate for 127.0.0.1 and localhost, valid ten years. */
-function generateCertificates(dir: string, host: string): void {
-  openssl(
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '3650', '-subj', '/CN=Kairos local CA'].concat(
-      ['-keyout', 'ca-key.pem', '-out', 'ca.pem'],
-    ),
-    dir,
-  );
-  openssl(
-    [
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      '/CN=localhost',
-      '-keyout',
-      'broker-key.pem',
-      '-out',
-      'broker.csr',
-    ],
-    dir,
-  );
-  writeFileSync(resolve(dir, 'broker.ext'), `subjectAltName=IP:${host},DNS:localhost\n`);
-  openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      'broker.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca-key.pem',
-      '-CAcreateserial',
-      '-days',
-      '3650',
-      '-extfile',
-      'broker.ext',
-      '-out',
-      'broker-cert.pem',
-    ],
-    dir,
-  );
+/** The broker's certificate, signed by the stack's CA (in the same folder), as Kafka's PEM keystore. */
+function generateBrokerKeystore(dir: string, host: string): void {
+  const { keyFile, certFile } = issueCertificate({ caDir: dir, outDir: dir, name: 'broker', host });
   // Kafka's PEM keystore: the (PKCS#8, unencrypted) key, then the certificate chain.
-  const key = readFileSync(resolve(dir, 'broker-key.pem'), 'utf8');
-  const chain =
-    readFileSync(resolve(dir, 'broker-cert.pem'), 'utf8') + readFileSync(resolve(dir, 'ca.pem'), 'utf8');
-  writeFileSync(resolve(dir, 'broker.pem'), key + chain, { mode: 0o600 });
+  const chain = readFileSync(certFile, 'utf8') + readFileSync(resolve(dir, 'ca.pem'), 'utf8');
+  writeFileSync(resolve(dir, 'broker.pem'), readFileSync(keyFile, 'utf8') + chain, { mode: 0o600 });
 }
 
 /** The listener's files, generated on first use and kept (a restart keeps its certificates and user). */
@@ -88,7 +38,7 @@ export function kafkaSecurityFiles(base: string, host: string): KafkaSecurityFil
   const passwordFile = resolve(dir, 'kairos.password');
   if (!existsSync(passwordFile))
     writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
-  if (!existsSync(resolve(dir, 'broker.pem'))) generateCertificates(dir, host);
+  if (!existsSync(resolve(dir, 'broker.pem'))) generateBrokerKeystore(dir, host);
   return {
     dir,
     caFile: resolve(dir, 'ca.pem'),

@@ -2,12 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { dirs } from '../config.js';
+import { dirs, type StackConfig } from '../config.js';
 import { spawnDetached } from '../proc.js';
 import type { ServiceDef } from './types.js';
 
 /** PostgreSQL refuses to run as root; as root we run it as the Debian package's `postgres` user. */
-function runAs(): { uid: number; gid: number } | undefined {
+export function postgresUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   const uid = id('-u');
@@ -18,19 +18,24 @@ function runAs(): { uid: number; gid: number } | undefined {
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
+/** A client of the local cluster as its superuser, on the maintenance database. */
+export function adminClient(cfg: StackConfig, connectionTimeoutMillis?: number): pg.Client {
+  return new pg.Client({
+    host: cfg.host,
+    port: cfg.ports.postgres,
+    user: 'kairos',
+    database: 'postgres',
+    ...(connectionTimeoutMillis === undefined ? {} : { connectionTimeoutMillis }),
+  });
+}
+
 export const postgres: ServiceDef = {
   name: 'postgres',
   dependsOn: [],
   startTimeoutMs: 60_000,
   listens: (cfg) => `postgres://kairos@${cfg.host}:${cfg.ports.postgres}/kairos`,
   async healthy(cfg) {
-    const client = new pg.Client({
-      host: cfg.host,
-      port: cfg.ports.postgres,
-      user: 'kairos',
-      database: 'postgres',
-      connectionTimeoutMillis: 1500,
-    });
+    const client = adminClient(cfg, 1500);
     try {
       await client.connect();
       await client.query('SELECT 1');
@@ -43,7 +48,7 @@ export const postgres: ServiceDef = {
   },
   start({ cfg, tools, logFile, pidFile }) {
     const d = dirs(cfg);
-    const user = runAs();
+    const user = postgresUser();
     const sockets = d.postgresSockets;
     for (const dir of [resolve(d.postgres, '..'), d.postgres, sockets]) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
