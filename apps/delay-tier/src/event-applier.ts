@@ -1,7 +1,7 @@
 import { isKairosError } from '@kairos/core';
 import { headerString, type AvroCodec } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
-import type { HotSet } from '@kairos/redis';
+import type { HotEvent, HotSet } from '@kairos/redis';
 import type { JobEventRecord } from '@kairos/schemas';
 import type { KafkaMessage } from 'kafkajs';
 import type { Ownership } from './ownership.js';
@@ -25,56 +25,87 @@ export interface EventApplierDeps {
   readonly recent?: RecentEvents;
 }
 
+/** A decoded event of a batch, with the id its copies (relay, Debezium) share. */
+interface DecodedEvent {
+  readonly event: JobEventRecord;
+  readonly eventId: string | undefined;
+  readonly traceparent: string | null;
+}
+
 /**
- * Applies one kairos.job-events message to its partition's hot set. Returns false if this
- * instance no longer owns the partition (its epoch went stale), true otherwise. A partition in
- * PostgreSQL-only mode takes nothing from events: PostgreSQL already holds the job, and the hot
- * set is rebuilt from it when Redis has memory again.
+ * Applies kairos.job-events messages of one partition to its hot set in one Redis call. Returns
+ * false if this instance no longer owns the partition (its epoch went stale), true otherwise. A
+ * partition in PostgreSQL-only mode takes nothing from events: PostgreSQL already holds the job,
+ * and the hot set is rebuilt from it when Redis has memory again.
  */
-export async function applyJobEvent(
+export async function applyJobEvents(
   deps: EventApplierDeps,
   topic: string,
   partition: number,
-  message: KafkaMessage,
+  messages: readonly KafkaMessage[],
 ): Promise<boolean> {
   const epochP = deps.ownership.epoch(partition);
   if (!epochP) return false;
   const epoch = await epochP;
-  if (!message.value || deps.modes.isFallback(partition)) return true;
-  const eventId = headerString(message.headers, 'id');
-  if (eventId !== undefined && deps.recent?.has(eventId)) return true;
-  let event: JobEventRecord;
-  try {
-    event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
-  } catch (err) {
-    if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
-    // A value that does not decode can never be applied; skipping it keeps the partition moving.
-    deps.log.error({ err, partition, offset: message.offset }, 'undecodable job event skipped');
-    return true;
-  }
-  // Stale: either Redis lost our state (rebuilt first; the event is applied again on refetch) or
-  // another instance owns the partition (false: the consumer stops reading it). OOM: PostgreSQL
-  // holds the job and PostgreSQL-only dispatch runs it.
-  const r = await deps.guard.run(partition, epoch, () => apply(deps, partition, epoch, event, message), {
+  if (deps.modes.isFallback(partition)) return true;
+  const events = await decodeEvents(deps, topic, partition, messages);
+  if (events.length === 0) return true;
+  // Stale: either Redis lost our state (rebuilt first; the events are applied again on refetch)
+  // or another instance owns the partition (false: the consumer stops reading it). OOM:
+  // PostgreSQL holds the jobs and PostgreSQL-only dispatch runs them.
+  const r = await deps.guard.run(partition, epoch, () => apply(deps, partition, epoch, events), {
     awaitRecovery: true,
   });
-  if (r.outcome === 'done' && eventId !== undefined) deps.recent?.add(eventId);
+  if (r.outcome === 'done') for (const e of events) if (e.eventId !== undefined) deps.recent?.add(e.eventId);
   return r.outcome !== 'stale';
+}
+
+/** The messages' events, without second copies already applied and values that never decode. */
+async function decodeEvents(
+  deps: EventApplierDeps,
+  topic: string,
+  partition: number,
+  messages: readonly KafkaMessage[],
+): Promise<DecodedEvent[]> {
+  const decoded = await Promise.all(
+    messages.map(async (message): Promise<DecodedEvent | undefined> => {
+      if (!message.value) return undefined;
+      const eventId = headerString(message.headers, 'id');
+      if (eventId !== undefined && deps.recent?.has(eventId)) return undefined;
+      try {
+        const event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
+        return { event, eventId, traceparent: headerString(message.headers, 'traceparent') ?? null };
+      } catch (err) {
+        if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
+        // A value that does not decode can never be applied; skipping it keeps the partition moving.
+        deps.log.error({ err, partition, offset: message.offset }, 'undecodable job event skipped');
+        return undefined;
+      }
+    }),
+  );
+  return decoded.filter((e) => e !== undefined);
 }
 
 async function apply(
   deps: EventApplierDeps,
   partition: number,
   epoch: number,
-  event: JobEventRecord,
-  message: KafkaMessage,
+  events: readonly DecodedEvent[],
 ): Promise<void> {
-  deps.log.debug({ partition, type: event.event_type, job: event.job_id, due: event.due_at }, 'job event');
-  if (event.event_type === 'SCHEDULED') {
-    const record = hotRecord(event, headerString(message.headers, 'traceparent') ?? null);
-    const outcome = await deps.hot.schedule(partition, epoch, hotJob(record), { windowMs: deps.windowMs() });
-    if (outcome === 'added') deps.onScheduled?.(record, Date.now());
-  } else {
-    await deps.hot.cancel(partition, epoch, event.job_id, event.version);
-  }
+  const records = events.map(({ event, traceparent }) =>
+    event.event_type === 'SCHEDULED' ? hotRecord(event, traceparent) : undefined,
+  );
+  const hotEvents: HotEvent[] = events.map(({ event }, i) => {
+    const record = records[i];
+    return record
+      ? { kind: 'schedule', job: hotJob(record) }
+      : { kind: 'cancel', jobId: event.job_id, version: event.version };
+  });
+  deps.log.debug({ partition, events: events.length }, 'job events');
+  const outcomes = await deps.hot.applyEvents(partition, epoch, hotEvents, { windowMs: deps.windowMs() });
+  const at = Date.now();
+  outcomes.forEach((o, i) => {
+    const record = records[i];
+    if (o === 'added' && record) deps.onScheduled?.(record, at);
+  });
 }

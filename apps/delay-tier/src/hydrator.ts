@@ -2,6 +2,9 @@ import { scheduledJobsPage, type Pool } from '@kairos/db';
 import type { HotSet } from '@kairos/redis';
 import { hotJob, hotRecordFromJob } from './record.js';
 
+/** Jobs per Redis call while hydrating: a page goes in a few script runs of a few ms each. */
+const HYDRATE_CHUNK = 250;
+
 interface Cursor {
   /** Last row hydrated, in (due_at, id) order. */
   readonly after: { dueAt: Date; id: string } | null;
@@ -13,7 +16,7 @@ interface Cursor {
  * never a full scan. A per-partition cursor remembers how far it got; reset() makes the next run
  * a full rebuild of the window (new ownership, Redis lost its data, leaving PostgreSQL-only mode).
  *
- * Racing event consumption gives the same hot set: both go through the versioned schedule script,
+ * Racing event consumption gives the same hot set: both go through the versioned apply-events script,
  * and the horizon is read on Redis TIME, the clock the event path's window check uses.
  */
 export class Hydrator {
@@ -65,12 +68,13 @@ export class Hydrator {
     let added = 0;
     for (;;) {
       const page = await scheduledJobsPage(this.#pool, partition, after, this.#pageSize, until);
-      const outcomes = await Promise.all(
-        page.map((job) =>
-          this.#hot.schedule(partition, epoch, hotJob(hotRecordFromJob(job)), { windowMs, mode: 'hydrate' }),
-        ),
-      );
-      added += outcomes.filter((o) => o === 'added').length;
+      for (let i = 0; i < page.length; i += HYDRATE_CHUNK) {
+        const events = page
+          .slice(i, i + HYDRATE_CHUNK)
+          .map((job) => ({ kind: 'schedule' as const, job: hotJob(hotRecordFromJob(job)) }));
+        const outcomes = await this.#hot.applyEvents(partition, epoch, events, { windowMs, mode: 'hydrate' });
+        added += outcomes.filter((o) => o === 'added').length;
+      }
       const last = page.at(-1);
       if (last) {
         after = { dueAt: last.dueAt, id: last.id };

@@ -3,11 +3,14 @@ import { groupMemberConfig } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Dispatcher } from './dispatcher.js';
-import { applyJobEvent, type EventApplierDeps } from './event-applier.js';
+import { applyJobEvents, type EventApplierDeps } from './event-applier.js';
 import type { Ownership } from './ownership.js';
 
-/** Events applied concurrently within a batch; versions make their order irrelevant. */
-const APPLY_CHUNK = 200;
+/**
+ * Events applied per Redis call (one script run): bounded so one call keeps Redis busy for a
+ * millisecond or two, not longer, while dispatch rounds wait behind it.
+ */
+const APPLY_CHUNK = 100;
 
 export interface JobEventsConsumerOptions {
   readonly kafka: Kafka;
@@ -80,8 +83,7 @@ export class JobEventsConsumer extends LifecycleService {
     for (let i = 0; i < batch.messages.length; i += APPLY_CHUNK) {
       if (!isRunning() || isStale()) return;
       const chunk = batch.messages.slice(i, i + APPLY_CHUNK);
-      const applied = await Promise.all(chunk.map((m) => applyJobEvent(applier, topic, batch.partition, m)));
-      if (applied.includes(false)) {
+      if (!(await applyJobEvents(applier, topic, batch.partition, chunk))) {
         // Not ours any more: stop fetching it (until a rebalance gives it back) rather than
         // refetching in a loop. If it is still ours, the events are applied on refetch.
         if (this.#o.ownership.epoch(batch.partition) === undefined) {

@@ -49,36 +49,34 @@ export interface StartRecord {
 
 /**
  * QUEUED → RUNNING for the starts of jobs' current attempts (fenced by the fence: a start of a
- * superseded attempt changes no job), and who runs each attempt since when. One round trip each
- * for jobs and attempts per batch; run after lockJobs. A start that comes after its attempt's
- * result (or after a cancel) finds the job no longer QUEUED and changes nothing.
+ * superseded attempt changes no job), and who runs each attempt since when: one statement per
+ * batch; run after lockJobs. A start that comes after its attempt's result (or after a cancel)
+ * finds the job no longer QUEUED and changes nothing.
  */
 export async function recordStarts(db: Queryable, records: readonly StartRecord[]): Promise<void> {
   if (records.length === 0) return;
   const batch = lastPerAttempt(records);
-  const params = [
-    batch.map((r) => r.jobId),
-    batch.map((r) => r.fence),
-    batch.map((r) => r.attempt),
-    batch.map((r) => r.epoch),
-    batch.map((r) => r.workerId),
-    batch.map((r) => r.startedAt),
-  ];
-  const rows = `unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::timestamptz[])
-                AS r(job_id, fence, attempt, epoch, worker_id, started_at)`;
   await db.query(
-    `UPDATE jobs j SET state = 'RUNNING', started_at = r.started_at, updated_at = now()
-     FROM ${rows}
-     WHERE j.id = r.job_id AND j.fence = r.fence AND j.state = 'QUEUED'`,
-    params,
-  );
-  await db.query(
-    `INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, started_at)
-     SELECT job_id, fence, attempt, epoch, worker_id, started_at FROM ${rows}
+    `WITH r AS (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::timestamptz[])
+         AS r(job_id, fence, attempt, epoch, worker_id, started_at)
+     ), running AS (
+       UPDATE jobs j SET state = 'RUNNING', started_at = r.started_at, updated_at = now()
+       FROM r WHERE j.id = r.job_id AND j.fence = r.fence AND j.state = 'QUEUED'
+     )
+     INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, started_at)
+     SELECT job_id, fence, attempt, epoch, worker_id, started_at FROM r
      ON CONFLICT (job_id, fence) DO UPDATE
        SET worker_id = COALESCE(attempts.worker_id, EXCLUDED.worker_id),
            started_at = COALESCE(attempts.started_at, EXCLUDED.started_at)`,
-    params,
+    [
+      batch.map((r) => r.jobId),
+      batch.map((r) => r.fence),
+      batch.map((r) => r.attempt),
+      batch.map((r) => r.epoch),
+      batch.map((r) => r.workerId),
+      batch.map((r) => r.startedAt),
+    ],
   );
 }
 
@@ -103,10 +101,54 @@ export interface AppliedResults {
 const LIVE_STATES = `(${LIVE.map((st) => `'${st}'`).join(', ')})`;
 
 /**
- * Applies attempt results, fenced: every result is recorded in `attempts`, but only a result of
- * the job's current attempt (its fence, matched by id and fence: a retry moves the job's due_at)
- * of a job not yet terminal counts. A success makes the job SUCCEEDED; a failure is returned for
- * the caller to retry or fail. Run it in a transaction, after lockJobs.
+ * One statement for a batch of results (recordResults). Every result is recorded in `attempts`;
+ * one of a superseded attempt (its job moved to a higher fence: the worker was a zombie) is marked
+ * suppressed and changes no job row. A success of the current attempt of a live job makes it
+ * SUCCEEDED. Returns the live jobs whose current attempt failed, one row each (at least one row:
+ * job columns null when none failed), each with the counts. CTEs read the snapshot from before
+ * the statement, so `before` sees which attempts were suppressed already.
+ */
+const RECORD_RESULTS = `
+  WITH r AS (
+    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[],
+                         $8::text[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[])
+      AS r(job_id, fence, attempt, epoch, outcome, error_class, error_message, worker_id,
+           started_at, finished_at, failure_class, retry_after_ms)
+  ), before AS (
+    SELECT a.job_id, a.fence FROM attempts a JOIN r USING (job_id, fence) WHERE a.suppressed
+  ), recorded AS (
+    INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message,
+                          started_at, finished_at, failure_class, retry_after_ms, suppressed)
+    SELECT job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message, started_at, finished_at,
+           failure_class, retry_after_ms, EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id AND j.fence > r.fence)
+    FROM r
+    ON CONFLICT (job_id, fence) DO UPDATE
+      SET worker_id = EXCLUDED.worker_id, outcome = EXCLUDED.outcome, error_class = EXCLUDED.error_class,
+          error_message = EXCLUDED.error_message, started_at = EXCLUDED.started_at,
+          finished_at = EXCLUDED.finished_at, failure_class = EXCLUDED.failure_class,
+          retry_after_ms = EXCLUDED.retry_after_ms, suppressed = attempts.suppressed OR EXCLUDED.suppressed
+    RETURNING job_id, fence, suppressed
+  ), succeeded AS (
+    -- last_error keeps the latest failure's message when a later attempt succeeds.
+    UPDATE jobs j SET state = 'SUCCEEDED', started_at = r.started_at, finished_at = r.finished_at,
+                      updated_at = now(), dispatched_at = COALESCE(j.dispatched_at, r.started_at)
+    FROM r
+    WHERE j.id = r.job_id AND j.fence = r.fence AND r.outcome = 'SUCCEEDED' AND j.state IN ${LIVE_STATES}
+    RETURNING j.id
+  )
+  SELECT c.n_succeeded, c.n_suppressed, f.*
+  FROM (SELECT (SELECT count(*) FROM succeeded)::int AS n_succeeded,
+               (SELECT count(*) FROM recorded x WHERE x.suppressed AND NOT EXISTS (
+                  SELECT 1 FROM before b WHERE b.job_id = x.job_id AND b.fence = x.fence))::int AS n_suppressed) c
+  LEFT JOIN (SELECT j.*, r.fence AS r_fence FROM jobs j JOIN r ON j.id = r.job_id AND j.fence = r.fence
+             WHERE r.outcome = 'FAILED' AND j.state IN ${LIVE_STATES}) f ON true`;
+
+/**
+ * Applies attempt results, fenced, in one statement (RECORD_RESULTS): every result is recorded in
+ * `attempts`, but only a result of the job's current attempt (its fence, matched by id and fence:
+ * a retry moves the job's due_at) of a job not yet terminal counts. A success makes the job
+ * SUCCEEDED; a failure is returned for the caller to retry or fail. Run it in a transaction,
+ * after lockJobs.
  */
 export async function recordResults(
   db: Queryable,
@@ -114,7 +156,11 @@ export async function recordResults(
 ): Promise<AppliedResults> {
   if (records.length === 0) return { succeeded: 0, failed: [], suppressed: 0 };
   const batch = lastPerAttempt(records);
-  const params = [
+  const { rows } = await db.query<
+    { n_succeeded: number; n_suppressed: number } & (
+      (JobDbRow & { r_fence: number }) | { [K in keyof JobDbRow | 'r_fence']: null }
+    )
+  >(RECORD_RESULTS, [
     batch.map((r) => r.jobId),
     batch.map((r) => r.fence),
     batch.map((r) => r.attempt),
@@ -127,52 +173,13 @@ export async function recordResults(
     batch.map((r) => r.finishedAt),
     batch.map((r) => r.failureClass),
     batch.map((r) => r.retryAfterMs),
-  ];
-  const rows = `unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[],
-                       $8::text[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[])
-                AS r(job_id, fence, attempt, epoch, outcome, error_class, error_message, worker_id,
-                     started_at, finished_at, failure_class, retry_after_ms)`;
-  await db.query(
-    `INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message,
-                           started_at, finished_at, failure_class, retry_after_ms)
-     SELECT job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message, started_at, finished_at,
-            failure_class, retry_after_ms
-     FROM ${rows}
-     ON CONFLICT (job_id, fence) DO UPDATE
-       SET worker_id = EXCLUDED.worker_id, outcome = EXCLUDED.outcome, error_class = EXCLUDED.error_class,
-           error_message = EXCLUDED.error_message, started_at = EXCLUDED.started_at,
-           finished_at = EXCLUDED.finished_at, failure_class = EXCLUDED.failure_class,
-           retry_after_ms = EXCLUDED.retry_after_ms`,
-    params,
-  );
-  // A result of a superseded attempt (its job moved to a higher fence: the worker was a zombie)
-  // changes no job row; its attempt row is marked, and counted by the caller.
-  const suppressed = await db.query(
-    `UPDATE attempts a SET suppressed = true
-     FROM ${rows}, jobs j
-     WHERE a.job_id = r.job_id AND a.fence = r.fence AND j.id = r.job_id AND j.fence > r.fence
-       AND NOT a.suppressed
-     RETURNING a.job_id`,
-    params,
-  );
-  // last_error keeps the latest failure's message when a later attempt succeeds.
-  const succeeded = await db.query(
-    `UPDATE jobs j SET state = 'SUCCEEDED', started_at = r.started_at, finished_at = r.finished_at,
-                       updated_at = now(), dispatched_at = COALESCE(j.dispatched_at, r.started_at)
-     FROM ${rows}
-     WHERE j.id = r.job_id AND j.fence = r.fence AND r.outcome = 'SUCCEEDED' AND j.state IN ${LIVE_STATES}`,
-    params,
-  );
-  const failed = await db.query<JobDbRow & { r_fence: number }>(
-    `SELECT j.*, r.fence AS r_fence FROM jobs j JOIN ${rows} ON j.id = r.job_id AND j.fence = r.fence
-     WHERE r.outcome = 'FAILED' AND j.state IN ${LIVE_STATES}`,
-    params,
-  );
+  ]);
   const byAttempt = new Map(batch.map((r) => [`${r.jobId}/${r.fence}`, r]));
   return {
-    succeeded: succeeded.rowCount ?? 0,
-    suppressed: suppressed.rowCount ?? 0,
-    failed: failed.rows.flatMap((row) => {
+    succeeded: rows[0]?.n_succeeded ?? 0,
+    suppressed: rows[0]?.n_suppressed ?? 0,
+    failed: rows.flatMap((row) => {
+      if (row.id === null) return [];
       const result = byAttempt.get(`${row.id}/${row.r_fence}`);
       return result ? [{ job: toJob(row), result }] : [];
     }),

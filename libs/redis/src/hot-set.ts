@@ -25,6 +25,14 @@ export interface HotJob {
 
 export type ScheduleOutcome = 'added' | 'ignored' | 'deferred';
 
+/** One job event for applyEvents: a job to schedule, or its cancellation at a version. */
+export type HotEvent =
+  | { readonly kind: 'schedule'; readonly job: HotJob }
+  | { readonly kind: 'cancel'; readonly jobId: string; readonly version: number };
+
+/** What an event did: a schedule's outcome, or a cancel that `removed` the job (or `ignored`: stale). */
+export type EventOutcome = ScheduleOutcome | 'removed';
+
 export interface ScheduleOptions {
   /** Jobs due later than Redis time + this stay out of the hot set. Default: unbounded. */
   readonly windowMs?: number;
@@ -148,56 +156,67 @@ export class HotSet {
     return v === null ? undefined : Number(v);
   }
 
+  /** Puts one job into the partition's hot set (see applyEvents). */
   async schedule(
     partition: number,
     epoch: number,
     job: HotJob,
     options: ScheduleOptions = {},
   ): Promise<ScheduleOutcome> {
-    const k = this.keys(partition);
-    try {
-      const r = await this.#redis.kairosSchedule(
-        k.epoch,
-        k.jobs,
-        k.inflight,
-        k.version(job.jobId),
-        k.classes,
-        epoch,
-        job.jobId,
-        job.dueAtMs,
-        job.version,
-        job.record,
-        this.#ttl,
-        this.#base(k),
-        job.resourceClass,
-        job.tenant,
-        options.windowMs ?? Number.MAX_SAFE_INTEGER,
-        options.mode ?? 'event',
-      );
-      return SCHEDULE_OUTCOME[r] ?? 'ignored';
-    } catch (err) {
-      rethrow(err, partition, epoch);
-    }
+    const [outcome] = await this.applyEvents(partition, epoch, [{ kind: 'schedule', job }], options);
+    return outcome === 'added' || outcome === 'deferred' ? outcome : 'ignored';
   }
 
+  /** Removes one job from the partition's hot set at a cancelling version; false if stale. */
   async cancel(partition: number, epoch: number, jobId: string, version: number): Promise<boolean> {
+    const [outcome] = await this.applyEvents(partition, epoch, [{ kind: 'cancel', jobId, version }]);
+    return outcome === 'removed';
+  }
+
+  /**
+   * Applies job events of one partition in one round trip (apply-events.lua), all or nothing
+   * under the epoch check: a schedule adds the job unless a newer version was seen or it is due
+   * after the window (deferred); a cancel removes it and remembers its version. Outcomes come in
+   * the events' order.
+   */
+  async applyEvents(
+    partition: number,
+    epoch: number,
+    events: readonly HotEvent[],
+    options: ScheduleOptions = {},
+  ): Promise<EventOutcome[]> {
+    if (events.length === 0) return [];
     const k = this.keys(partition);
+    const idOf = (e: HotEvent) => (e.kind === 'schedule' ? e.job.jobId : e.jobId);
+    const args = events.flatMap((e) =>
+      e.kind === 'schedule'
+        ? ['S', e.job.jobId, e.job.version, e.job.dueAtMs, e.job.record, e.job.resourceClass, e.job.tenant]
+        : ['C', e.jobId, e.version, '', '', '', ''],
+    );
+    let replies: number[];
     try {
-      const r = await this.#redis.kairosCancel(
+      replies = await this.#redis.kairosApplyEvents(
+        4 + events.length,
         k.epoch,
         k.jobs,
         k.inflight,
-        k.version(jobId),
+        k.classes,
+        ...events.map((e) => k.version(idOf(e))),
         epoch,
-        jobId,
-        version,
         this.#ttl,
         this.#base(k),
+        options.windowMs ?? Number.MAX_SAFE_INTEGER,
+        options.mode ?? 'event',
+        ...args,
       );
-      return r === 1;
     } catch (err) {
       rethrow(err, partition, epoch);
     }
+    return events.map((e, i) => {
+      const r = replies[i] ?? 0;
+      if (e.kind === 'cancel') return r === 1 ? 'removed' : 'ignored';
+      return SCHEDULE_OUTCOME[r] ?? 'ignored';
+    });
   }
 
   /**

@@ -8,6 +8,8 @@ export {
   HotSet,
   type HotSetOptions,
   type HotJob,
+  type HotEvent,
+  type EventOutcome,
   type HotStats,
   type PopOptions,
   type PoppedJob,

@@ -10,8 +10,7 @@ import type { Redis } from 'ioredis';
  */
 const SCRIPTS = {
   serverTime: { file: 'server-time.lua', numberOfKeys: 0 },
-  kairosSchedule: { file: 'schedule.lua', numberOfKeys: 5 },
-  kairosCancel: { file: 'cancel.lua', numberOfKeys: 4 },
+  kairosApplyEvents: { file: 'apply-events.lua', numberOfKeys: undefined },
   kairosPopDue: { file: 'pop-due.lua', numberOfKeys: 3 },
   kairosTrim: { file: 'trim.lua', numberOfKeys: 3 },
   kairosLeaseClaim: { file: 'lease-claim.lua', numberOfKeys: undefined },
@@ -39,8 +38,8 @@ type Arg = string | number;
 
 export interface KairosScripts {
   serverTime(): Promise<number>;
-  kairosSchedule(...args: Arg[]): Promise<number>;
-  kairosCancel(...args: Arg[]): Promise<number>;
+  /** numberOfKeys, then KEYS, then ARGV. */
+  kairosApplyEvents(numberOfKeys: number, ...args: Arg[]): Promise<number[]>;
   kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
   kairosAck(...args: Arg[]): Promise<number>;
   kairosTrim(...args: Arg[]): Promise<number>;
