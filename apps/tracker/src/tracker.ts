@@ -1,6 +1,8 @@
 import { dlqOutboxRow, jobEventOutboxRow } from '@kairos/commands';
 import {
+  classifyError,
   decideRetry,
+  GroupCommit,
   isFailureClass,
   isKairosError,
   Lifecycle,
@@ -67,10 +69,23 @@ export interface TrackerOptions {
 /** A batch transaction that lost a race (a row moved between partitions, a deadlock) is redone up to this often. */
 const MAX_TRANSACTION_TRIES = 5;
 
+/** One Kafka batch's reports. */
+interface Reports {
+  readonly starts: readonly StartRecord[];
+  readonly results: readonly ResultRecord[];
+}
+
 /**
- * Tracks what happened to every job: dispatches (from the task topics) and attempt results
- * (from kairos.task-results) are applied to PostgreSQL one Kafka batch per transaction, fenced,
- * and offsets are committed only after that transaction commits.
+ * The batches of the results topic's partitions, consumed in parallel, share a transaction when
+ * they arrive together (group commit): a batch waits at most 2 ms, and not at all when no
+ * transaction is being written. Each is still acknowledged only once its transaction committed.
+ */
+const BATCH_GROUP = { maxWaitMs: 2, maxSize: 16 } as const;
+
+/**
+ * Tracks what happened to every job: attempt starts and results (from kairos.task-results) are
+ * applied to PostgreSQL, fenced, the Kafka batches of partitions that arrive together in one
+ * transaction, and offsets are committed only after that transaction commits.
  *
  * A failed current attempt is decided in that transaction by the job's retry policy and the
  * failure's class: a retry makes the job SCHEDULED again (attempt, fence and version one higher,
@@ -87,6 +102,7 @@ export class Tracker extends LifecycleService {
   readonly generator: ScheduleGenerator | undefined;
   /** The results consumer, then the generator (stopped first). */
   readonly #life: Lifecycle;
+  readonly #group: GroupCommit<Reports, true>;
 
   constructor(options: TrackerOptions) {
     super('tracker');
@@ -115,6 +131,21 @@ export class Tracker extends LifecycleService {
       stop: () => this.#consumer.disconnect(),
     });
     this.#life = serviceGroup('tracker', this.generator ? [consumer, this.generator] : [consumer]);
+    this.#group = new GroupCommit<Reports, true>(
+      {
+        write: async (batches) => {
+          await this.#apply(
+            batches.flatMap((b) => b.starts),
+            batches.flatMap((b) => b.results),
+          );
+          return batches.map(() => true);
+        },
+        // PostgreSQL down fails every batch alike; anything else may be one batch's doing.
+        sharedFailure: (err) => classifyError(err).class === 'transient',
+      },
+      BATCH_GROUP,
+      'tracker batch group',
+    );
   }
 
   protected onStart(): Promise<void> {
@@ -137,11 +168,11 @@ export class Tracker extends LifecycleService {
     // workers report comes through here.
     await this.#consumer.subscribe({ topics: [resultsTopic], fromBeginning: true });
     await this.#consumer.run({
-      // Batches of different partitions touch different jobs: apply them in parallel.
+      // Batches of different partitions touch different jobs: taken in parallel, written together.
       partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch, heartbeat }) => {
         const { starts, results } = await this.#decode(batch.topic, batch.messages);
-        await this.#apply(starts, results);
+        await this.#group.add({ starts, results });
         this.#log.debug({ starts: starts.length, results: results.length }, 'applied');
         this.#o.onApplied?.(starts.length, results.length);
         await heartbeat();
@@ -178,7 +209,7 @@ export class Tracker extends LifecycleService {
     };
   }
 
-  /** One batch in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
+  /** Reports in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
   async #apply(starts: readonly StartRecord[], results: readonly ResultRecord[]): Promise<void> {
     const applied = await retryOnSerialization(
       () =>

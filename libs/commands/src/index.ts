@@ -7,13 +7,6 @@ export {
 } from './job-commands.js';
 export type { CreateResult } from './job-creates.js';
 export {
-  CreateGroup,
-  DEFAULT_CREATE_GROUP,
-  type CreateGroupDeps,
-  type CreateGroupOptions,
-  type CreateGroupStats,
-} from './create-group.js';
-export {
   JOB_EVENTS_AGGREGATE,
   jobEventRecord,
   jobEventOutboxRow,

@@ -1,10 +1,13 @@
 import {
   classifyError,
+  GroupCommit,
   KairosError,
   parseCreateJob,
   parseReschedule,
   shardOf,
   type FieldError,
+  type GroupCommitOptions,
+  type GroupCommitStats,
   type Job,
   type JobLimits,
   type JobSpec,
@@ -24,15 +27,14 @@ import {
   type PoolClient,
 } from '@kairos/db';
 import { v7 as uuidv7 } from 'uuid';
-import { CreateGroup, type CreateGroupOptions, type CreateGroupStats } from './create-group.js';
 import { jobEventOutboxRow } from './events.js';
 import type { HandlerOptions } from './handler-options.js';
 import { firstOfEachKey, writeCreates, type CreateResult } from './job-creates.js';
 import { keyUsedElsewhere, requestKeyOf, type RequestKey } from './request-keys.js';
 
 export interface JobCommandsOptions extends HandlerOptions {
-  /** Group commit of single creates (createJob). Default: DEFAULT_CREATE_GROUP (2 ms, 100). */
-  readonly createGroup?: CreateGroupOptions;
+  /** Group commit of single creates (createJob). Default: DEFAULT_GROUP_COMMIT (2 ms, 100). */
+  readonly createGroup?: GroupCommitOptions;
 }
 
 /** A validated single create and its serialized event, waiting for its group. */
@@ -72,11 +74,11 @@ export interface CommandResult {
  */
 export class JobCommands {
   readonly #o: JobCommandsOptions;
-  readonly #group: CreateGroup<PreparedCreate, CreateResult>;
+  readonly #group: GroupCommit<PreparedCreate, CreateResult>;
 
   constructor(options: JobCommandsOptions) {
     this.#o = options;
-    this.#group = new CreateGroup(
+    this.#group = new GroupCommit(
       {
         write: (items) =>
           writeCreates(
@@ -88,6 +90,7 @@ export class JobCommands {
         sharedFailure: (err) => classifyError(err).class === 'transient',
       },
       options.createGroup,
+      'createGroup',
     );
   }
 
@@ -114,7 +117,7 @@ export class JobCommands {
 
   /**
    * Creates one job. Validated first (a VALIDATION error never reaches the database); then written
-   * in a transaction shared with concurrent creates (group commit, see CreateGroupOptions), yet
+   * in a transaction shared with concurrent creates (group commit, see GroupCommitOptions), yet
    * answered on its own: its job, `created: false` for a key that already had one (also when the
    * key's first create is in the same group), or its own error.
    */
@@ -127,7 +130,7 @@ export class JobCommands {
   }
 
   /** Transactions and creates of createJob so far (how well they were grouped). */
-  get createGroupStats(): CreateGroupStats {
+  get createGroupStats(): GroupCommitStats {
     return this.#group.stats;
   }
 

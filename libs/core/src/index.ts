@@ -31,4 +31,5 @@ export * from './schedule/runs.js';
 export * from './idle-backoff.js';
 export * from './poll-loop.js';
 export * from './lifecycle.js';
+export * from './group-commit.js';
 export * from './tls-options.js';

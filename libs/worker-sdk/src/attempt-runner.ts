@@ -40,7 +40,8 @@ type Claim = 'OK' | 'UNLEASED' | 'RETRY' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUS
 
 /**
  * Runs one attempt: admission, lease claim, the handler (its lease renewed meanwhile), the result
- * published, the lease released once the result is durable.
+ * published, the lease released once the result is durable. The lease is held until then, so the
+ * attempt stays fenced while its slot already runs the next task's handler.
  */
 export class AttemptRunner {
   readonly #o: AttemptRunnerOptions;
@@ -49,7 +50,8 @@ export class AttemptRunner {
     this.#o = options;
   }
 
-  async run(task: Task): Promise<RunOutcome> {
+  /** Runs the attempt; `handlerDone` is called once its handler returned (the slot is free then). */
+  async run(task: Task, handlerDone: () => void = () => undefined): Promise<RunOutcome> {
     const d = task.dispatch;
     if (!this.#o.admission.admit(d.job_type, d.attempt)) {
       // The breaker is open (or slowly starting) or the retry budget is spent: not now. The task
@@ -79,6 +81,7 @@ export class AttemptRunner {
     const startedAt = Date.now();
     this.#reportStart(d, startedAt);
     const error = await this.#execute(d, lease, attempt);
+    handlerDone();
     if (this.#o.shutdown.aborted && error !== null && !lease.stopped) {
       // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
       // again to the next worker.

@@ -33,7 +33,7 @@ export interface WorkerOptions {
   readonly registryAuth?: RegistryAuth;
   /** TLS of an https registry URL (a private CA, mutual TLS). Default: the system's CAs. */
   readonly registryTls?: TlsOptions;
-  /** Handlers running at once. Default: 10. */
+  /** Handlers running at once (a finished handler's result is published outside its slot). Default: 10. */
   readonly concurrency?: number;
   /** Consumer group. Default: `<topicPrefix>kairos-workers.<classes joined by +>`. */
   readonly groupId?: string;

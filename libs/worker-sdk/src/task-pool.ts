@@ -15,9 +15,13 @@ export type TaskEnd = 'done' | 'abandoned';
 export type RunOutcome = { readonly end: TaskEnd } | { readonly againInMs: number };
 
 export interface TaskPoolOptions<T extends Task> {
-  /** Tasks run at once. */
+  /** Handlers run at once. */
   readonly concurrency: number;
-  readonly run: (task: T) => Promise<RunOutcome>;
+  /**
+   * Runs a task. It calls `handlerDone` once its handler has returned: the slot goes to the next
+   * task while this one publishes its result and releases its lease (it ends when it resolves).
+   */
+  readonly run: (task: T, handlerDone: () => void) => Promise<RunOutcome>;
   /** Every submitted task ends exactly once. */
   readonly onEnd: (task: T, end: TaskEnd) => void;
   /** The number of tasks held for their due time changed. */
@@ -34,7 +38,8 @@ interface Held {
 const FAILED_RUN_RETRY_MS = 1000;
 
 /**
- * The handler pool: runs submitted tasks, at most `concurrency` at once and in arrival order,
+ * The handler pool: runs submitted tasks' handlers, at most `concurrency` at once and in arrival
+ * order (a task whose handler returned gives its slot up while its result is being published),
  * never before their due time (a task that arrives early is held until then, outside the queue),
  * and holds a task that must wait (not admitted now, Redis unreachable) before trying it again.
  */
@@ -44,7 +49,10 @@ export class TaskPool<T extends Task = Task> {
   readonly #held = new Map<T, Held>();
   readonly #idle = new Set<() => void>();
   #early = 0;
+  /** Tasks holding a slot (their handler runs, or is about to). */
   #running = 0;
+  /** Tasks whose handler returned, finishing without a slot (result, lease release). */
+  #finishing = 0;
   #closed = false;
 
   constructor(options: TaskPoolOptions<T>) {
@@ -77,9 +85,9 @@ export class TaskPool<T extends Task = Task> {
     this.#abandonWaiting(() => true);
   }
 
-  /** Resolves once no task runs (none waits either, after close()). */
+  /** Resolves once no task runs or finishes (none waits either, after close()). */
   whenIdle(): Promise<void> {
-    if (this.#running + this.#queue.length + this.#held.size === 0) return Promise.resolve();
+    if (this.#idleNow()) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         this.#idle.delete(done);
@@ -138,27 +146,43 @@ export class TaskPool<T extends Task = Task> {
 
   /** Starts what fits; tasks started in one go claim their leases together. */
   #pump(): void {
-    while (this.#running < this.#o.concurrency && this.#queue.length > 0) {
-      const task = this.#queue.shift() as T;
-      this.#running++;
-      void this.#o
-        .run(task)
-        .catch((err: unknown): RunOutcome => {
-          this.#o.onError(err, task);
-          return { againInMs: FAILED_RUN_RETRY_MS };
-        })
-        .then((outcome) => {
-          this.#running--;
-          if (!('againInMs' in outcome)) this.#end(task, outcome.end);
-          else if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
-          else this.#hold(task, outcome.againInMs, false);
-          this.#pump();
-        });
-    }
+    while (this.#running < this.#o.concurrency && this.#queue.length > 0)
+      this.#start(this.#queue.shift() as T);
+  }
+
+  #start(task: T): void {
+    this.#running++;
+    let holdsSlot = true;
+    const handlerDone = () => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      this.#running--;
+      this.#finishing++;
+      this.#pump();
+    };
+    void this.#o
+      .run(task, handlerDone)
+      .catch((err: unknown): RunOutcome => {
+        this.#o.onError(err, task);
+        return { againInMs: FAILED_RUN_RETRY_MS };
+      })
+      .then((outcome) => {
+        if (holdsSlot) this.#running--;
+        else this.#finishing--;
+        holdsSlot = false;
+        if (!('againInMs' in outcome)) this.#end(task, outcome.end);
+        else if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
+        else this.#hold(task, outcome.againInMs, false);
+        this.#pump();
+      });
+  }
+
+  #idleNow(): boolean {
+    return this.#running + this.#finishing + this.#queue.length + this.#held.size === 0;
   }
 
   #end(task: T, end: TaskEnd): void {
     this.#o.onEnd(task, end);
-    if (this.#running + this.#queue.length + this.#held.size === 0) for (const done of this.#idle) done();
+    if (this.#idleNow()) for (const done of this.#idle) done();
   }
 }

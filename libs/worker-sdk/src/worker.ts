@@ -139,7 +139,7 @@ export class Worker extends LifecycleService {
     });
     return new TaskPool<TakenTask>({
       concurrency: o.concurrency,
-      run: (task) => runner.run(task),
+      run: (task, handlerDone) => runner.run(task, handlerDone),
       onEnd: (task, end) => this.#taskEnded(task, end),
       onEarlyChange: () => this.#backpressure(),
       onError: (err, task) =>

@@ -11,17 +11,19 @@ function setup(concurrency: number) {
   const started: string[] = [];
   const ended: [string, TaskEnd][] = [];
   const finish = new Map<string, (o: RunOutcome) => void>();
+  const handlerDone = new Map<string, () => void>();
   const pool = new TaskPool({
     concurrency,
-    run: (t) => {
+    run: (t, done) => {
       started.push(t.dispatch.job_id);
+      handlerDone.set(t.dispatch.job_id, done);
       return new Promise<RunOutcome>((r) => finish.set(t.dispatch.job_id, r));
     },
     onEnd: (t, end) => ended.push([t.dispatch.job_id, end]),
     onEarlyChange: () => undefined,
     onError: () => undefined,
   });
-  return { pool, started, ended, finish };
+  return { pool, started, ended, finish, handlerDone };
 }
 
 describe('task pool', () => {
@@ -86,5 +88,34 @@ describe('task pool', () => {
     finish.get('running')!({ end: 'done' }); // a running task finishes here
     await vi.advanceTimersByTimeAsync(0);
     expect(started).toEqual(['running', 'other']);
+  });
+
+  test('a handler that returned frees its slot while its result is published; the task ends after', async () => {
+    const { pool, started, ended, finish, handlerDone } = setup(1);
+    pool.submit(task('a'));
+    pool.submit(task('b'));
+    expect(started).toEqual(['a']);
+    handlerDone.get('a')!();
+    handlerDone.get('a')!(); // once only: a second call frees nothing more
+    expect(started).toEqual(['a', 'b']);
+    expect(pool.running).toBe(1);
+    pool.submit(task('c'));
+    expect(started).toEqual(['a', 'b']); // b holds the one slot
+    let idle = false;
+    void pool.whenIdle().then(() => (idle = true));
+    finish.get('b')!({ end: 'done' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started).toEqual(['a', 'b', 'c']);
+    finish.get('c')!({ end: 'done' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ended).toEqual([
+      ['b', 'done'],
+      ['c', 'done'],
+    ]);
+    expect(idle).toBe(false); // a is still finishing
+    finish.get('a')!({ end: 'done' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ended.at(-1)).toEqual(['a', 'done']);
+    expect(idle).toBe(true);
   });
 });

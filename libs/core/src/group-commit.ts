@@ -1,25 +1,25 @@
-/** How concurrent single creates are grouped into shared transactions (group commit). */
-export interface CreateGroupOptions {
+/** How concurrent writes are grouped into shared transactions (group commit). */
+export interface GroupCommitOptions {
   /**
-   * Longest a create waits for others to join its transaction, in whole ms. Default: 2. 0 turns
-   * grouping off: every create is its own transaction, at once. A group is written sooner when it
+   * Longest a write waits for others to join its transaction, in whole ms. Default: 2. 0 turns
+   * grouping off: every write is its own transaction, at once. A group is written sooner when it
    * is full, or when no other group is being written (waiting would only add latency then).
    */
   readonly maxWaitMs?: number;
-  /** Most creates in one transaction. Default: 100. */
+  /** Most members in one transaction. Default: 100. */
   readonly maxSize?: number;
 }
 
-export const DEFAULT_CREATE_GROUP = { maxWaitMs: 2, maxSize: 100 } as const;
+export const DEFAULT_GROUP_COMMIT = { maxWaitMs: 2, maxSize: 100 } as const;
 
-/** Longest wait and largest group accepted (a batch holds at most 1,000 jobs too). */
+/** Longest wait and largest group accepted. */
 const MAX_WAIT_MS = 1000;
 const MAX_SIZE = 1000;
 
-export interface CreateGroupStats {
-  /** Writes attempted: groups, single creates and members retried alone. */
+export interface GroupCommitStats {
+  /** Writes attempted: groups, single members and members retried alone. */
   readonly writes: number;
-  /** Creates that went through the grouper. */
+  /** Members that went through the grouper. */
   readonly members: number;
   /** Members retried alone after their group's write failed. */
   readonly retriedAlone: number;
@@ -31,7 +31,7 @@ interface Member<T, R> {
   readonly reject: (err: unknown) => void;
 }
 
-export interface CreateGroupDeps<T, R> {
+export interface GroupCommitDeps<T, R> {
   /** Writes items in one transaction, answering each in order; a throw means nothing was written. */
   readonly write: (items: readonly T[]) => Promise<readonly R[]>;
   /**
@@ -45,8 +45,8 @@ export interface CreateGroupDeps<T, R> {
  * Group commit: collects concurrent items and writes them in one transaction, each caller getting
  * its own answer or error. Pure timing logic; the write is the caller's.
  */
-export class CreateGroup<T, R> {
-  readonly #deps: CreateGroupDeps<T, R>;
+export class GroupCommit<T, R> {
+  readonly #deps: GroupCommitDeps<T, R>;
   readonly #maxWaitMs: number;
   readonly #maxSize: number;
   #pending: Member<T, R>[] = [];
@@ -55,18 +55,15 @@ export class CreateGroup<T, R> {
   #inFlight = 0;
   #stats = { writes: 0, members: 0, retriedAlone: 0 };
 
-  constructor(deps: CreateGroupDeps<T, R>, options: CreateGroupOptions = {}) {
+  /** `label` names the options in errors (`createGroup.maxWaitMs must be …`). */
+  constructor(deps: GroupCommitDeps<T, R>, options: GroupCommitOptions = {}, label = 'groupCommit') {
     this.#deps = deps;
-    this.#maxWaitMs = checked(
-      'maxWaitMs',
-      options.maxWaitMs ?? DEFAULT_CREATE_GROUP.maxWaitMs,
-      0,
-      MAX_WAIT_MS,
-    );
-    this.#maxSize = checked('maxSize', options.maxSize ?? DEFAULT_CREATE_GROUP.maxSize, 1, MAX_SIZE);
+    const wait = options.maxWaitMs ?? DEFAULT_GROUP_COMMIT.maxWaitMs;
+    this.#maxWaitMs = checked(`${label}.maxWaitMs`, wait, 0, MAX_WAIT_MS);
+    this.#maxSize = checked(`${label}.maxSize`, options.maxSize ?? DEFAULT_GROUP_COMMIT.maxSize, 1, MAX_SIZE);
   }
 
-  get stats(): CreateGroupStats {
+  get stats(): GroupCommitStats {
     return { ...this.#stats };
   }
 
@@ -143,7 +140,7 @@ function settle<T, R>(member: Member<T, R>, result: R | undefined): void {
 
 function checked(name: string, value: number, min: number, max: number): number {
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`createGroup.${name} must be an integer from ${min} to ${max} (got ${value})`);
+    throw new RangeError(`${name} must be an integer from ${min} to ${max} (got ${value})`);
   }
   return value;
 }

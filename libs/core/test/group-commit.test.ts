@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { CreateGroup, type CreateGroupOptions } from '../src/index.js';
+import { GroupCommit, type GroupCommitOptions } from '../src/index.js';
 
 /** A write the test finishes by hand (or `auto` answers at once): each call is recorded with its items. */
 interface Call {
@@ -9,7 +9,7 @@ interface Call {
 
 class SharedFailure extends Error {}
 
-function grouper(options: CreateGroupOptions = {}, auto?: (items: readonly string[]) => readonly string[]) {
+function grouper(options: GroupCommitOptions = {}, auto?: (items: readonly string[]) => readonly string[]) {
   const calls: Call[] = [];
   const write = (items: readonly string[]): Promise<readonly string[]> => {
     if (auto) {
@@ -20,7 +20,7 @@ function grouper(options: CreateGroupOptions = {}, auto?: (items: readonly strin
       calls.push({ items, finish: (results) => resolve(results ?? items.map((i) => `done:${i}`)) }),
     );
   };
-  const group = new CreateGroup<string, string>(
+  const group = new GroupCommit<string, string>(
     { write, sharedFailure: (err) => err instanceof SharedFailure },
     options,
   );
@@ -37,7 +37,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('CreateGroup', () => {
+describe('GroupCommit', () => {
   test('creates of one event-loop turn, nothing being written: one write at the end of the turn, no wait', async () => {
     const { group, calls } = grouper({ maxWaitMs: 50 });
     const answers = ['a', 'b', 'c'].map((i) => group.add(i));
@@ -157,8 +157,10 @@ describe('CreateGroup', () => {
       [{ maxSize: 1001 }, 'createGroup.maxSize'],
       [{ maxSize: 2.5 }, 'createGroup.maxSize'],
     ] as const) {
-      expect(() => new CreateGroup(deps, options), JSON.stringify(options)).toThrow(RangeError);
-      expect(() => new CreateGroup(deps, options)).toThrow(name);
+      expect(() => new GroupCommit(deps, options, 'createGroup'), JSON.stringify(options)).toThrow(
+        RangeError,
+      );
+      expect(() => new GroupCommit(deps, options, 'createGroup')).toThrow(name);
     }
   });
 });
