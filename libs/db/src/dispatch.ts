@@ -142,8 +142,11 @@ export async function claimJobsAsOwners(
   jobs: readonly PartitionClaimCandidate[],
   dispatchedAt: Date,
 ): Promise<OwnersClaim> {
-  const r = await db.query<ClaimRow & { partition: number }>(
-    `WITH o AS (SELECT * FROM unnest($5::int[], $6::bigint[]) AS o(partition, epoch)),
+  const r = await db.query<ClaimRow & { partition: number }>({
+    // Prepared once per connection: planning it over every monthly partition of jobs took
+    // 3-6 ms, executing it 0.5.
+    name: 'kairos-claim-as-owners',
+    text: `WITH o AS (SELECT * FROM unnest($5::int[], $6::bigint[]) AS o(partition, epoch)),
      e AS (
        SELECT pe.partition FROM partition_epochs pe JOIN o ON pe.partition = o.partition AND pe.epoch = o.epoch
        ORDER BY pe.partition FOR SHARE OF pe
@@ -154,14 +157,14 @@ export async function claimJobsAsOwners(
      )},
      ${RECORD_ATTEMPTS('o.epoch', '$4', 'u JOIN o ON o.partition = u.shard')}
      SELECT e.partition, u.id, u.schedule_id, u.fence FROM e LEFT JOIN u ON u.shard = e.partition`,
-    [
+    values: [
       ...candidateParams(jobs),
       dispatchedAt,
       owners.map((o) => o.partition),
       owners.map((o) => o.epoch),
       jobs.map((j) => j.partition),
     ],
-  );
+  });
   return { current: new Set(r.rows.map((row) => Number(row.partition))), claimed: claimed(r.rows) };
 }
 

@@ -109,6 +109,12 @@ export const JOB_ROW_COLUMNS = (
   ] as const satisfies readonly (keyof JobDbRow)[]
 ).join(', ');
 
+/** JOB_ROW_COLUMNS qualified by a table alias (`j.id, j.tenant_id, …`), for joins. */
+export const jobRowColumnsOf = (alias: string): string =>
+  JOB_ROW_COLUMNS.split(', ')
+    .map((c) => `${alias}.${c}`)
+    .join(', ');
+
 export function toJob(r: JobDbRow): Job {
   return {
     id: r.id,

@@ -1,6 +1,9 @@
 import { LIVE_STATES as LIVE, type Job } from '@kairos/core';
 import type pg from 'pg';
-import { toJob, type JobDbRow } from './jobs.js';
+import { jobRowColumnsOf, toJob, type JobDbRow } from './jobs.js';
+
+// The tracker's statements are prepared once per connection (named): planning a join of a batch
+// with every monthly partition of jobs cost several times more than executing it.
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -34,7 +37,11 @@ export interface ResultRecord {
  */
 export async function lockJobs(db: Queryable, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.query('SELECT 1 FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [[...new Set(ids)]]);
+  await db.query({
+    name: 'kairos-lock-jobs',
+    text: 'SELECT 1 FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+    values: [[...new Set(ids)]],
+  });
 }
 
 /** A worker's report that it claimed an attempt's lease and runs it. */
@@ -56,8 +63,9 @@ export interface StartRecord {
 export async function recordStarts(db: Queryable, records: readonly StartRecord[]): Promise<void> {
   if (records.length === 0) return;
   const batch = lastPerAttempt(records);
-  await db.query(
-    `WITH r AS (
+  await db.query({
+    name: 'kairos-record-starts',
+    text: `WITH r AS (
        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::timestamptz[])
          AS r(job_id, fence, attempt, epoch, worker_id, started_at)
      ), running AS (
@@ -69,7 +77,7 @@ export async function recordStarts(db: Queryable, records: readonly StartRecord[
      ON CONFLICT (job_id, fence) DO UPDATE
        SET worker_id = COALESCE(attempts.worker_id, EXCLUDED.worker_id),
            started_at = COALESCE(attempts.started_at, EXCLUDED.started_at)`,
-    [
+    values: [
       batch.map((r) => r.jobId),
       batch.map((r) => r.fence),
       batch.map((r) => r.attempt),
@@ -77,7 +85,7 @@ export async function recordStarts(db: Queryable, records: readonly StartRecord[
       batch.map((r) => r.workerId),
       batch.map((r) => r.startedAt),
     ],
-  );
+  });
 }
 
 /** A failed result of a job's current attempt, with the job (still locked and not yet terminal). */
@@ -140,7 +148,7 @@ const RECORD_RESULTS = `
   FROM (SELECT (SELECT count(*) FROM succeeded)::int AS n_succeeded,
                (SELECT count(*) FROM recorded x WHERE x.suppressed AND NOT EXISTS (
                   SELECT 1 FROM before b WHERE b.job_id = x.job_id AND b.fence = x.fence))::int AS n_suppressed) c
-  LEFT JOIN (SELECT j.*, r.fence AS r_fence FROM jobs j JOIN r ON j.id = r.job_id AND j.fence = r.fence
+  LEFT JOIN (SELECT ${jobRowColumnsOf('j')}, r.fence AS r_fence FROM jobs j JOIN r ON j.id = r.job_id AND j.fence = r.fence
              WHERE r.outcome = 'FAILED' AND j.state IN ${LIVE_STATES}) f ON true`;
 
 /**
@@ -160,20 +168,24 @@ export async function recordResults(
     { n_succeeded: number; n_suppressed: number } & (
       (JobDbRow & { r_fence: number }) | { [K in keyof JobDbRow | 'r_fence']: null }
     )
-  >(RECORD_RESULTS, [
-    batch.map((r) => r.jobId),
-    batch.map((r) => r.fence),
-    batch.map((r) => r.attempt),
-    batch.map((r) => r.epoch),
-    batch.map((r) => r.outcome),
-    batch.map((r) => r.errorClass),
-    batch.map((r) => r.errorMessage),
-    batch.map((r) => r.workerId),
-    batch.map((r) => r.startedAt),
-    batch.map((r) => r.finishedAt),
-    batch.map((r) => r.failureClass),
-    batch.map((r) => r.retryAfterMs),
-  ]);
+  >({
+    name: 'kairos-record-results',
+    text: RECORD_RESULTS,
+    values: [
+      batch.map((r) => r.jobId),
+      batch.map((r) => r.fence),
+      batch.map((r) => r.attempt),
+      batch.map((r) => r.epoch),
+      batch.map((r) => r.outcome),
+      batch.map((r) => r.errorClass),
+      batch.map((r) => r.errorMessage),
+      batch.map((r) => r.workerId),
+      batch.map((r) => r.startedAt),
+      batch.map((r) => r.finishedAt),
+      batch.map((r) => r.failureClass),
+      batch.map((r) => r.retryAfterMs),
+    ],
+  });
   const byAttempt = new Map(batch.map((r) => [`${r.jobId}/${r.fence}`, r]));
   return {
     succeeded: rows[0]?.n_succeeded ?? 0,
