@@ -19,6 +19,13 @@ const alias = Object.fromEntries(
   ].filter(([, path]) => existsSync(path)),
 ) as Record<string, string>;
 
+/** Integration tests whose assertions are timings (rates, fairness, a cancel within a heartbeat). */
+const TIMED = [
+  'test/integration/fair-release.test.ts',
+  'test/integration/leases.test.ts',
+  'test/integration/schedules-misfire.test.ts',
+];
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -35,11 +42,26 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          exclude: TIMED,
           globalSetup: ['test/setup/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
           // Two cores: the JVMs need one; more test workers only add contention.
           maxWorkers: 2,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-timed',
+          include: TIMED,
+          globalSetup: ['test/setup/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          // After the other suites, one file at a time: their assertions bound rates and delays
+          // to a few milliseconds, which a parallel suite's load on two cores would decide.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
