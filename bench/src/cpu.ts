@@ -35,10 +35,11 @@ type Sample = Map<number, { ppid: number; ticks: number }>;
 
 /**
  * The processes in the trees rooted at `roots` plus this process (PostgreSQL backends, the JVMs,
- * Redis, spawned workers). Everything shares two cores, so the benchmark reports CPU per job next
- * to throughput.
+ * Redis, spawned workers), minus the trees rooted at `exclude`: a stack the bench started is its
+ * child, so a system that does not use a service must exclude it. Everything shares two cores,
+ * so the benchmark reports CPU per job next to throughput.
  */
-export function cpuSample(roots: readonly number[]): Sample {
+export function cpuSample(roots: readonly number[], exclude: readonly number[] = []): Sample {
   const all: Sample = new Map();
   for (const d of readdirSync('/proc')) {
     const pid = Number(d);
@@ -48,7 +49,9 @@ export function cpuSample(roots: readonly number[]): Sample {
   }
   const inTree = (pid: number): boolean => {
     for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 64; hops++) {
-      if (roots.includes(p) || p === process.pid) return true;
+      if (roots.includes(p)) return true;
+      if (exclude.includes(p)) return false;
+      if (p === process.pid) return true;
       p = all.get(p)?.ppid;
     }
     return false;

@@ -26,15 +26,17 @@ export const idle: Workload = {
     await adapter.startWorker(10, starts.onStart);
     try {
       await sleep(5000); // start-up work (group joins, first metadata, JIT) is not idle cost
-      const services = new Map(
-        [...stackPidsByName(ROOT)].filter(([name]) => (SERVICES[adapter.name] ?? []).includes(name)),
-      );
+      const stack = [...stackPidsByName(ROOT)];
+      const uses = ([name]: [string, number]) => (SERVICES[adapter.name] ?? []).includes(name);
+      const services = new Map(stack.filter(uses));
       const roots = [...services.values()];
-      const before = cpuSample(roots);
+      // Services this system does not use stay out, even when the bench started them (its children).
+      const unused = stack.filter((s) => !uses(s)).map(([, pid]) => pid);
+      const before = cpuSample(roots, unused);
       const t0 = performance.now();
       await sleep(windowMs);
       const seconds = (performance.now() - t0) / 1000;
-      const byLabel = cpuByLabel(before, cpuSample(roots), (pid) => processLabel(pid, services));
+      const byLabel = cpuByLabel(before, cpuSample(roots, unused), (pid) => processLabel(pid, services));
       const total = [...byLabel.values()].reduce((a, b) => a + b, 0);
       log(
         `  ${adapter.name} idle, % of one core: ${[...byLabel]
