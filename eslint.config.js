@@ -1,7 +1,7 @@
 // Package boundaries and async hygiene are enforced here, not by convention.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
   {
@@ -17,7 +17,8 @@ export default tseslint.config(
       },
     },
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver': { node: true } },
+    // import-x's own resolver (unrs): it reads package `exports`, which the legacy `node` one cannot.
+    settings: { 'import-x/resolver-next': [createNodeResolver()] },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       // KafkaJS hands callbacks closures (resolveOffset, heartbeat…) that are meant to be destructured.

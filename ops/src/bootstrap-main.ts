@@ -3,6 +3,7 @@
 // connector), idempotently, from the same KAIROS_* settings as the apps. Environment read here only.
 import { resolve } from 'node:path';
 import { intVar, kafkaClientOptions, kairosEnv, runMain } from '@kairos/config';
+import { createApiKey, createPool } from '@kairos/db';
 import { Command } from 'commander';
 import { bootstrapTarget } from './bootstrap.js';
 
@@ -15,8 +16,12 @@ runMain(async () => {
     )
     .option('--skip-connector', 'register no Debezium connector (you run Debezium another way)')
     .option('--connectors <dir>', 'folder of connector JSON files', resolve(ROOT, 'connectors'))
+    .option(
+      '--create-admin-key <name>',
+      'also create an API key (admin of every tenant) with this name and print it: the first key of a new deployment',
+    )
     .parse();
-  const opts = program.opts<{ skipConnector?: boolean; connectors: string }>();
+  const opts = program.opts<{ skipConnector?: boolean; connectors: string; createAdminKey?: string }>();
   const env = kairosEnv();
   const e = process.env;
   const connectUrl = e.KAIROS_CONNECT_URL;
@@ -43,5 +48,23 @@ runMain(async () => {
     },
     (line) => console.log(line),
   );
+  if (opts.createAdminKey !== undefined) {
+    const pool = createPool({
+      connectionString: env.pgUrl,
+      schema: env.dbSchema,
+      max: 1,
+      applicationName: 'kairos-bootstrap',
+    });
+    try {
+      const { key, row } = await createApiKey(
+        pool,
+        { name: opts.createAdminKey, tenant: '*', scopes: ['admin'], expiresAt: null, ratePerSec: null },
+        'bootstrap',
+      );
+      console.log(`admin API key ${row.id} (${row.name}), shown this once; keep it secret:\n${key}`);
+    } finally {
+      await pool.end();
+    }
+  }
   console.log('bootstrap done');
 });

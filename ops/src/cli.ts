@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command } from 'commander';
+import { localKeyFile } from './api-keys.js';
 import { bootstrap } from './bootstrap.js';
 import { serviceUrls, stackConfigFromEnv } from './config.js';
 import { MissingPrerequisite } from './prereqs.js';
@@ -88,6 +89,9 @@ program
   .description('print the KAIROS_* variables that point clients, apps and tests at this stack')
   .action(() => {
     for (const [k, v] of Object.entries(serviceUrls(cfg))) console.log(`export ${k}=${v}`);
+    // The local admin key, once `npm start` has made it; the kairos CLI reads KAIROS_API_KEY.
+    const keyFile = localKeyFile(cfg.dataDir);
+    if (existsSync(keyFile)) console.log(`export KAIROS_API_KEY=${readFileSync(keyFile, 'utf8').trim()}`);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

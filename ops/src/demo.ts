@@ -11,9 +11,12 @@ interface JobView {
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED', 'SKIPPED']);
 
+/** The API key of every call (set by runDemo). */
+let apiKey = '';
+
 async function call<T>(url: string, init?: RequestInit): Promise<T> {
   const headers: Record<string, string> = init?.body ? { 'content-type': 'application/json' } : {};
-  const res = await fetch(url, { ...init, headers });
+  const res = await fetch(url, { ...init, headers: { ...headers, authorization: `Bearer ${apiKey}` } });
   const body = (await res.json()) as T;
   if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body)}`);
   return body;
@@ -45,7 +48,8 @@ async function warmUp(apiUrl: string, log: (line: string) => void): Promise<void
   log('demo: the warm-up job did not finish within 120 s; see the app logs above');
 }
 
-export async function runDemo(apiUrl: string, log: (line: string) => void): Promise<void> {
+export async function runDemo(apiUrl: string, key: string, log: (line: string) => void): Promise<void> {
+  apiKey = key;
   await warmUp(apiUrl, log);
   const at = (s: number) => new Date(Date.now() + s * 1000).toISOString();
   const jobs = [

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Pool } from '@kairos/db';
 import { createKafka } from '@kairos/kafka';
 import { appEntry, startNodeProcess, stopApps, type AppProcess, type LineSink } from './apps.js';
+import { createAdminKey } from './api-keys.js';
 import { prepareNamespace, runStops, type NamespaceSpec } from './namespace-setup.js';
 
 /** The Kairos apps a deployment can run, each from its own entry point. */
@@ -57,6 +58,8 @@ export class ProcessDeployment {
   pool!: Pool;
   /** The API's base URL once an api app is ready ('' before). */
   apiUrl = '';
+  /** An admin key of every tenant for this namespace's API (`Authorization: Bearer …`). */
+  apiKey = '';
 
   private constructor(o: DeploymentOptions) {
     this.#o = o;
@@ -67,6 +70,7 @@ export class ProcessDeployment {
     try {
       const kafka = createKafka({ brokers: o.services.kafkaBrokers.split(','), clientId: `deploy-${o.id}` });
       d.pool = await prepareNamespace(o, kafka, d.#stops, 4);
+      d.apiKey = await createAdminKey(d.pool, 'deployment');
       d.#stops.push(() => stopApps(d.#apps, 10_000));
       await Promise.all((o.apps ?? ['api', 'delay-tier', 'tracker']).map((a) => d.startApp(a)));
     } catch (err) {

@@ -23,6 +23,7 @@ import { Tracker, type TrackerOptions } from '@kairos/tracker';
 import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
 import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
+import { createAdminKey } from './api-keys.js';
 import { prepareNamespace, runStops, type NamespaceSpec } from './namespace-setup.js';
 
 export type { HarnessServices } from './namespace-setup.js';
@@ -68,6 +69,8 @@ export class InProcessPipeline {
   schedules!: ScheduleCommands;
   api: FastifyInstance | undefined;
   apiUrl = '';
+  /** An admin key of every tenant for this namespace's API (`Authorization: Bearer …`). */
+  apiKey = '';
   delayTier!: DelayTier;
   tracker!: Tracker;
 
@@ -126,9 +129,11 @@ export class InProcessPipeline {
         : {}),
     });
     if (this.#o.api ?? true) {
-      const api = createApiServer({
+      this.apiKey = await createAdminKey(this.pool, 'harness');
+      const api = await createApiServer({
         commands: this.commands,
         schedules: this.schedules,
+        pool: this.pool,
         log: this.#log('api'),
       });
       this.api = api;

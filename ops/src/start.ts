@@ -1,3 +1,5 @@
+import { createPool } from '@kairos/db';
+import { ensureLocalKey } from './api-keys.js';
 import { startApp, stopApps, type AppProcess } from './apps.js';
 import { bootstrap } from './bootstrap.js';
 import { serviceUrls, type StackConfig } from './config.js';
@@ -19,6 +21,7 @@ export async function start(cfg: StackConfig, log: Log, options: { demo: boolean
   await bootstrap(cfg, log);
   log(formatStates(states));
   const urls = serviceUrls(cfg);
+  const apiKey = await localKey(urls.KAIROS_PG_URL ?? '', cfg.dataDir, log);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...urls,
@@ -57,11 +60,25 @@ export async function start(cfg: StackConfig, log: Log, options: { demo: boolean
     log(
       `Kairos is up: API on ${apiUrl}, Kafka ${urls.KAIROS_KAFKA_BROKERS}, registry ${urls.KAIROS_REGISTRY_URL}`,
     );
-    if (options.demo) await runDemo(apiUrl, log);
+    log(`API key (admin of every tenant, in ${cfg.dataDir}/api-key): ${apiKey}`);
+    log(`  curl -H "Authorization: Bearer $(cat ${cfg.dataDir}/api-key)" ${apiUrl}/v1/whoami`);
+    if (options.demo) await runDemo(apiUrl, apiKey, log);
   } catch (err) {
     // Never leave app processes behind when start-up fails.
     await stopApps(apps);
     throw err;
   }
   log('running; press Ctrl-C to stop');
+}
+
+/** The local stack's admin key (made once, kept in the data folder; a new one after a reset). */
+async function localKey(pgUrl: string, dataDir: string, log: Log): Promise<string> {
+  const pool = createPool({ connectionString: pgUrl, max: 1, applicationName: 'kairos-start' });
+  try {
+    const { key, created } = await ensureLocalKey(pool, dataDir);
+    if (created) log('created a local admin API key');
+    return key;
+  } finally {
+    await pool.end();
+  }
 }

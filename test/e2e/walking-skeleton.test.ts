@@ -39,7 +39,7 @@ test('1,000 one-time jobs over 20 s across three classes: all succeed once, none
     });
     const res = await fetch(`${p.apiUrl}/v1/jobs:batch`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${p.apiKey}` },
       body: JSON.stringify({ jobs }),
     });
     expect(res.status).toBe(201);
@@ -53,7 +53,10 @@ test('1,000 one-time jobs over 20 s across three classes: all succeed once, none
   // Cancel every 20th job among those due in the last half of the window (well before they are due).
   const cancelled = ids.filter((_, n) => n >= JOBS / 2 && n % 20 === 0);
   for (const id of cancelled) {
-    const res = await fetch(`${p.apiUrl}/v1/jobs/${id}`, { method: 'DELETE' });
+    const res = await fetch(`${p.apiUrl}/v1/jobs/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${p.apiKey}` },
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { state: string }).state).toBe('CANCELLED');
   }

@@ -59,12 +59,13 @@ async function call<T>(
   body?: unknown,
   contentType = 'application/json',
 ): Promise<Reply<T>> {
+  const auth = { authorization: `Bearer ${p.apiKey}` };
   const res = await fetch(`${p.apiUrl}${path}`, {
     method,
     ...(body === undefined
-      ? {}
+      ? { headers: auth }
       : {
-          headers: { 'content-type': contentType },
+          headers: { 'content-type': contentType, ...auth },
           body: typeof body === 'string' ? body : JSON.stringify(body),
         }),
   });

@@ -44,7 +44,11 @@ const body = (n: number, extra: Record<string, unknown> = {}) => ({
 async function post(p: Pipeline, n: number, json: unknown): Promise<Created> {
   const res = await fetch(`${p.apiUrl}/v1/jobs`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', traceparent: traceOf(n) },
+    headers: {
+      'content-type': 'application/json',
+      traceparent: traceOf(n),
+      authorization: `Bearer ${p.apiKey}`,
+    },
     body: JSON.stringify(json),
   });
   return { status: res.status, body: (await res.json()) as Created['body'] };

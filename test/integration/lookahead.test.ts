@@ -1,4 +1,5 @@
 import { createAdminServer } from '@kairos/delay-tier';
+import { KeyVerifier } from '@kairos/http';
 import { withScripts } from '@kairos/redis';
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
@@ -41,15 +42,22 @@ async function inHotSet(p: Pipeline, shard: number, jobId: string): Promise<bool
 test('two tiers: a job due beyond the lookahead window stays in PostgreSQL until the pre-loader brings it in; the window shrinks at run time through the admin API', async () => {
   const ns = await useNamespace('lookahead');
   const p = await startPipeline(ns, { delayTier: { lookaheadMs: WINDOW_MS, preloadIntervalMs: 100 } });
-  const admin = createAdminServer({ admin: p.delayTier.admin(), metrics: p.delayTier.metrics });
+  const admin = await createAdminServer({
+    admin: p.delayTier.admin(),
+    metrics: p.delayTier.metrics,
+    keys: new KeyVerifier({ pool: p.pool }),
+  });
   const adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });
   ns.defer(() => admin.close());
+  const auth = { authorization: `Bearer ${p.apiKey}` };
+  // The admin endpoints need an admin key; /metrics and /healthz stay open for scrapers and probes.
+  expect((await fetch(`${adminUrl}/admin/lookahead`)).status).toBe(401);
   const started = new Map<string, number>();
   const worker = p.worker();
   worker.handle('window.check', (_payload, ctx) => void started.set(ctx.jobId, Date.now()));
   await worker.start();
 
-  expect(await (await fetch(`${adminUrl}/admin/lookahead`)).json()).toEqual({
+  expect(await (await fetch(`${adminUrl}/admin/lookahead`, { headers: auth })).json()).toEqual({
     configured_ms: WINDOW_MS,
     effective_ms: WINDOW_MS,
   });
@@ -78,14 +86,14 @@ test('two tiers: a job due beyond the lookahead window stays in PostgreSQL until
   await firstSeenInHotSet(p, mid!.job.shard, mid!.job.id);
   const bad = await fetch(`${adminUrl}/admin/lookahead`, {
     method: 'PUT',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...auth },
     body: JSON.stringify({ lookahead_ms: 5 }),
   });
   expect(bad.status).toBe(400);
   expect(p.delayTier.admin().lookahead().configuredMs).toBe(WINDOW_MS);
   const put = await fetch(`${adminUrl}/admin/lookahead`, {
     method: 'PUT',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...auth },
     body: JSON.stringify({ lookahead_ms: 1000 }),
   });
   expect(put.status).toBe(200);
@@ -111,7 +119,7 @@ test('two tiers: a job due beyond the lookahead window stays in PostgreSQL until
   expect(metrics).toMatch(/kairos_hot_set_jobs\{partition="\d+"\}/);
   expect(metrics).toMatch(/kairos_lookahead_window_seconds 1\b/);
   expect(metrics).toMatch(/kairos_partition_epoch_changes_total\{partition="\d+"\} 1/);
-  const status = (await (await fetch(`${adminUrl}/admin/status`)).json()) as {
+  const status = (await (await fetch(`${adminUrl}/admin/status`, { headers: auth })).json()) as {
     partitions: { partition: number; epoch: number | null; mode: string }[];
   };
   expect(status.partitions.length).toBe(p.delayTier.ownedPartitions().length);

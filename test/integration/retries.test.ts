@@ -49,7 +49,7 @@ interface JobView {
 async function createJob(p: Pipeline, body: Record<string, unknown>): Promise<JobView> {
   const res = await fetch(`${p.apiUrl}/v1/jobs`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${p.apiKey}` },
     body: JSON.stringify({ tenant: 'acme', payload: {}, ...body }),
   });
   expect(res.status, await res.clone().text()).toBe(201);
@@ -57,7 +57,7 @@ async function createJob(p: Pipeline, body: Record<string, unknown>): Promise<Jo
 }
 
 async function getJob(p: Pipeline, id: string): Promise<JobView> {
-  const res = await fetch(`${p.apiUrl}/v1/jobs/${id}`);
+  const res = await fetch(`${p.apiUrl}/v1/jobs/${id}`, { headers: { authorization: `Bearer ${p.apiKey}` } });
   expect(res.status).toBe(200);
   return (await res.json()) as JobView;
 }

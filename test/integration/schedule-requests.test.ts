@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect, test } from 'vitest';
 import type { RequestOutcome, SentRequest } from '@kairos/client';
+import { parseTenantSources } from '@kairos/ingest';
 import { useNamespace } from '../support/namespace.js';
 import { startClient, startIngest } from '../support/ingest.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
@@ -151,5 +152,34 @@ test('cancels and reschedules through the topic take effect; repeats change noth
   );
   expect(old).toMatchObject({ reason: 'DUE_TOO_FAR_IN_PAST', fields: [{ field: 'due_at' }] });
   expect(await state(other.jobId)).toBe('SCHEDULED');
+  expect(fatal).toEqual([]);
+});
+
+test('a sender named by a header may send requests only for its own tenants; the rest are rejected UNKNOWN_TENANT and create nothing', async () => {
+  const ns = await useNamespace('schedule-requests-sources');
+  const { fatal, pool } = await startIngest(ns, {
+    ingest: {
+      tenantSources: parseTenantSources('header:kairos-source', 'billing=acme|acme-eu;payments=globex'),
+    },
+  });
+  const c = startClient(ns);
+  await c.start();
+  const send = async (tenant: string, source?: string) =>
+    c.awaitOutcome(
+      await c.schedule({
+        tenant,
+        type: 'src',
+        resourceClass: 'io',
+        delayMs: 3600_000,
+        ...(source === undefined ? {} : { headers: { 'kairos-source': source } }),
+      }),
+    );
+  const ok = accepted(await send('acme-eu', 'billing'));
+  const refused = [await send('globex', 'billing'), await send('acme', 'intruder'), await send('acme')];
+  for (const r of refused) {
+    expect(r).toMatchObject({ status: 'rejected', reason: 'UNKNOWN_TENANT' });
+  }
+  const rows = await pool.query<{ id: string }>('SELECT id FROM jobs');
+  expect(rows.rows.map((r) => r.id)).toEqual([ok.jobId]);
   expect(fatal).toEqual([]);
 });

@@ -59,7 +59,7 @@ export async function createJobsOverHttp(
 ): Promise<JobView[]> {
   const res = await fetch(`${d.apiUrl}/v1/jobs:batch`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${d.apiKey}` },
     body: JSON.stringify({ jobs }),
   });
   expect(res.status, await res.clone().text()).toBe(201);

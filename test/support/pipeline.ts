@@ -12,6 +12,7 @@ export interface Pipeline extends Pick<
   | 'commands'
   | 'schedules'
   | 'apiUrl'
+  | 'apiKey'
   | 'delayTier'
   | 'tracker'
   | 'worker'
@@ -63,6 +64,7 @@ export async function startPipeline(
     commands: p.commands,
     schedules: p.schedules,
     apiUrl: p.apiUrl,
+    apiKey: p.apiKey,
     delayTier: p.delayTier,
     tracker: p.tracker,
     worker: (options) => p.worker(options),

@@ -28,12 +28,13 @@ export interface RunView extends Loose {
 
 /** An HTTP call to the pipeline's API; the JSON answer and status. */
 export async function api<T = Loose>(
-  p: Pick<Pipeline, 'apiUrl'>,
+  p: Pick<Pipeline, 'apiUrl' | 'apiKey'>,
   method: string,
   path: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  extra: Record<string, string> = {},
 ): Promise<{ status: number; type: string; json: T }> {
+  const headers = { authorization: `Bearer ${p.apiKey}`, ...extra };
   const res = await fetch(`${p.apiUrl}${path}`, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -44,7 +45,7 @@ export async function api<T = Loose>(
 
 /** Creates a schedule over HTTP (201 expected) and returns its view. */
 export async function createSchedule(
-  p: Pick<Pipeline, 'apiUrl'>,
+  p: Pick<Pipeline, 'apiUrl' | 'apiKey'>,
   spec: Record<string, unknown>,
 ): Promise<ScheduleView> {
   const r = await api<ScheduleView>(p, 'POST', '/v1/schedules', spec);

@@ -1,7 +1,7 @@
 import { JobCommands, ScheduleCommands } from '@kairos/commands';
 import {
+  apiEnv,
   createGroupEnv,
-  intVar,
   kafkaClientOptions,
   kairosEnv,
   onShutdown,
@@ -24,8 +24,7 @@ import { createApiServer } from './server.js';
 
 runMain(async () => {
   const env = kairosEnv();
-  const port = intVar(process.env, 'KAIROS_API_PORT', 58090, 0, 65535);
-  const host = process.env.KAIROS_API_HOST ?? '127.0.0.1';
+  const { port, host, ...auth } = apiEnv();
   const log = createLogger({ component: 'api', level: env.logLevel });
   const topics = topicNames(env.topicPrefix);
   const kafka = createKafka(kafkaClientOptions(env, 'api'));
@@ -59,7 +58,7 @@ runMain(async () => {
     limits,
     ...scheduleEnv(),
   });
-  const app = createApiServer({ commands, schedules, log });
+  const app = await createApiServer({ commands, schedules, pool, log, ...auth });
   const url = await app.listen({ host, port });
   log.info({ url }, 'api listening');
   onShutdown(async () => {

@@ -1,206 +1,66 @@
 import type { JobCommands, ScheduleCommands } from '@kairos/commands';
-import { KairosError } from '@kairos/core';
+import type { Pool } from '@kairos/db';
+import { installAuth, KeyVerifier, problem, sendProblem, toProblem } from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { sendProblem, toProblem } from './problem.js';
-import { jobView, previewView, scheduleView } from './views.js';
+import { jobRoutes } from './job-routes.js';
+import { keyRoutes } from './key-routes.js';
+import { scheduleRoutes } from './schedule-routes.js';
 
 export interface ApiOptions {
   readonly commands: JobCommands;
   /** Recurring schedules (the /v1/schedules routes exist only when given). */
   readonly schedules?: ScheduleCommands;
+  /** The database of the API keys (and of what the API reads beyond the commands). */
+  readonly pool: Pool;
+  /**
+   * `keys`: every route but /healthz needs an API key (the default). `off`: every caller is an
+   * admin of every tenant, for local development only; the API logs a warning at start.
+   */
+  readonly auth?: 'keys' | 'off';
+  /** How long a key read from PostgreSQL is trusted (revocation elsewhere takes this long). Default: 5,000 ms. */
+  readonly keyCacheMs?: number;
+  /** Requests per second of a key that has no rate of its own. Default: 1,000. */
+  readonly defaultRatePerSec?: number;
   readonly log?: Logger;
   /** Largest request body in bytes. Default: 8 MiB (a full batch of large payloads). */
   readonly bodyLimit?: number;
 }
 
 /**
- * Builds the HTTP API (not listening yet): jobs create/batch/get/cancel/reschedule, recurring
- * schedules, and health.
+ * Builds the HTTP API (not listening yet): jobs, recurring schedules, API keys and health, every
+ * route but health behind an API key whose tenant scopes what it sees.
  */
-export function createApiServer(options: ApiOptions): FastifyInstance {
+export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
   const log = options.log ?? silentLogger();
   const app = Fastify({ bodyLimit: options.bodyLimit ?? 8 * 1024 * 1024, logger: false });
-  const { commands } = options;
 
   app.setErrorHandler((err, _req, reply) => {
-    const problem = toProblem(err);
-    if (problem.status >= 500) log.error({ err }, 'request failed');
-    return sendProblem(reply, problem);
+    const p = toProblem(err);
+    if (p.status >= 500) log.error({ err }, 'request failed');
+    return sendProblem(reply, p);
   });
   app.setNotFoundHandler((req, reply) =>
-    sendProblem(reply, {
-      type: 'https://kairos.dev/problems/not-found',
-      title: 'NOT_FOUND',
-      status: 404,
-      detail: `no route ${req.method} ${req.url}`,
-      code: 'NOT_FOUND',
-    }),
+    sendProblem(reply, problem('NOT_FOUND', 404, `no route ${req.method} ${req.url}`)),
   );
 
-  const traceparent = (h: unknown) => (typeof h === 'string' ? h : null);
-
-  // Shares a transaction with concurrent creates (group commit), answered on its own.
-  app.post('/v1/jobs', async (req, reply) => {
-    const result = await commands.createJob(req.body, { traceparent: traceparent(req.headers.traceparent) });
-    return reply.code(result.created ? 201 : 200).send(jobView(result.job));
+  const off = options.auth === 'off';
+  if (off)
+    log.warn('API authentication is OFF: every caller is an admin of every tenant (local development only)');
+  const verifier = off
+    ? undefined
+    : new KeyVerifier({
+        pool: options.pool,
+        ...(options.keyCacheMs === undefined ? {} : { cacheMs: options.keyCacheMs }),
+      });
+  await installAuth(app, {
+    keys: verifier ?? 'off',
+    ...(options.defaultRatePerSec === undefined ? {} : { defaultRatePerSec: options.defaultRatePerSec }),
   });
 
-  // '::' is a literal colon in a Fastify path (a single ':' starts a parameter).
-  app.post('/v1/jobs::batch', async (req, reply) => {
-    const body = req.body as { jobs?: unknown } | null;
-    if (!body || typeof body !== 'object' || !Array.isArray(body.jobs)) {
-      throw new KairosError('VALIDATION', 'body must be {"jobs": [...]}', {
-        fields: [{ field: 'jobs', message: 'must be an array of jobs' }],
-      });
-    }
-    if (body.jobs.length === 0) {
-      throw new KairosError('VALIDATION', 'jobs must not be empty', {
-        fields: [{ field: 'jobs', message: 'must hold at least one job' }],
-      });
-    }
-    const results = await commands.createJobs(body.jobs, {
-      pathPrefix: 'jobs',
-      traceparent: traceparent(req.headers.traceparent),
-    });
-    return reply.code(201).send({
-      jobs: results.map((r) => ({ ...jobView(r.job), created: r.created })),
-    });
-  });
-
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (req) =>
-    jobView(await commands.getJob(req.params.id)),
-  );
-
-  app.delete<{ Params: { id: string } }>('/v1/jobs/:id', async (req) =>
-    jobView(await commands.cancelJob(req.params.id, { traceparent: traceparent(req.headers.traceparent) })),
-  );
-
-  app.post<{ Params: { id: string } }>('/v1/jobs/:id/reschedule', async (req) =>
-    jobView(
-      await commands.rescheduleJob(req.params.id, req.body, {
-        traceparent: traceparent(req.headers.traceparent),
-      }),
-    ),
-  );
-
+  jobRoutes(app, options.commands);
   if (options.schedules) scheduleRoutes(app, options.schedules);
-
-  app.get('/healthz', () => ({ status: 'ok' }));
+  keyRoutes(app, options.pool, verifier, log);
+  app.get('/healthz', { config: { scope: 'public' } }, () => ({ status: 'ok' }));
   return app;
-}
-
-type Query = Record<string, string | undefined>;
-
-/** `If-Match: "3"` or `If-Match: 3`: the version the client read. */
-function expectedVersion(header: unknown): number | undefined {
-  if (typeof header !== 'string') return undefined;
-  const v = Number(header.replace(/^W\//, '').replaceAll('"', '').trim());
-  if (!Number.isInteger(v) || v < 1) {
-    throw new KairosError('VALIDATION', 'If-Match must be a schedule version', {
-      fields: [{ field: 'if-match', message: 'a schedule version, e.g. "3"' }],
-    });
-  }
-  return v;
-}
-
-function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands): void {
-  const traceparent = (h: unknown) => (typeof h === 'string' ? h : null);
-  // PATCH bodies are JSON merge patches (RFC 7396); plain JSON is accepted too.
-  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_req, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch (err) {
-      (err as { statusCode?: number }).statusCode = 400;
-      done(err as Error, undefined);
-    }
-  });
-
-  app.post('/v1/schedules', async (req, reply) => {
-    const r = await schedules.createSchedule(req.body, { traceparent: traceparent(req.headers.traceparent) });
-    return reply.code(r.created ? 201 : 200).send(scheduleView(r.schedule));
-  });
-
-  // The fire times a schedule would have, without creating it (validates the body like a create).
-  app.post<{ Querystring: Query }>('/v1/schedules::preview', (req) => ({
-    fire_times: schedules.previewSpec(req.body, req.query).map(previewView),
-  }));
-
-  app.get<{ Querystring: Query }>('/v1/schedules', async (req) => {
-    const page = await schedules.listSchedules(req.query.tenant, req.query);
-    return { schedules: page.schedules.map(scheduleView), next_after: page.nextAfter };
-  });
-
-  app.get<{ Params: { id: string } }>('/v1/schedules/:id', async (req) =>
-    scheduleView(await schedules.getSchedule(req.params.id)),
-  );
-
-  const update =
-    (merge: boolean) =>
-    async (req: { params: { id: string }; body: unknown; headers: Record<string, unknown> }) => {
-      const version = expectedVersion(req.headers['if-match']);
-      return scheduleView(
-        await schedules.updateSchedule(req.params.id, req.body, {
-          merge,
-          ...(version === undefined ? {} : { expectedVersion: version }),
-        }),
-      );
-    };
-  app.put<{ Params: { id: string } }>('/v1/schedules/:id', update(false));
-  app.patch<{ Params: { id: string } }>('/v1/schedules/:id', update(true));
-
-  app.delete<{ Params: { id: string } }>('/v1/schedules/:id', async (req) =>
-    scheduleView(await schedules.deleteSchedule(req.params.id)),
-  );
-
-  app.post<{ Params: { id: string } }>('/v1/schedules/:id/pause', async (req) =>
-    scheduleView(await schedules.pauseSchedule(req.params.id)),
-  );
-
-  app.post<{ Params: { id: string } }>('/v1/schedules/:id/resume', async (req) =>
-    scheduleView(await schedules.resumeSchedule(req.params.id, req.body ?? {})),
-  );
-
-  app.post<{ Params: { id: string } }>('/v1/schedules/:id/trigger', async (req, reply) => {
-    const r = await schedules.triggerNow(req.params.id, req.body ?? {}, {
-      traceparent: traceparent(req.headers.traceparent),
-    });
-    return reply.code(r.created ? 201 : 200).send(jobView(r.job));
-  });
-
-  app.post<{ Params: { id: string } }>('/v1/schedules/:id/backfill', async (req, reply) => {
-    const r = await schedules.backfill(req.params.id, req.body, {
-      traceparent: traceparent(req.headers.traceparent),
-    });
-    const due = r.created.map((j) => j.dueAt.getTime());
-    return reply.code(r.created.length > 0 ? 201 : 200).send({
-      schedule_id: r.schedule.id,
-      requested: r.requested,
-      created: r.created.length,
-      already_backfilled: r.requested - r.created.length,
-      rate_per_sec: r.ratePerSec,
-      first_due_at: due.length > 0 ? new Date(Math.min(...due)).toISOString() : null,
-      last_due_at: due.length > 0 ? new Date(Math.max(...due)).toISOString() : null,
-      runs: r.created.map((j) => ({
-        job_id: j.id,
-        occurrence_id: j.occurrence?.occurrenceId ?? null,
-        occurrence_at: j.occurrence?.occurrenceAt.toISOString() ?? null,
-        due_at: j.dueAt.toISOString(),
-      })),
-    });
-  });
-
-  app.get<{ Params: { id: string }; Querystring: Query }>('/v1/schedules/:id/preview', async (req) => {
-    const r = await schedules.preview(req.params.id, req.query);
-    return {
-      schedule_id: r.schedule.id,
-      time_zone: r.schedule.timeZone,
-      state: r.schedule.state,
-      fire_times: r.entries.map(previewView),
-    };
-  });
-
-  app.get<{ Params: { id: string }; Querystring: Query }>('/v1/schedules/:id/runs', async (req) => ({
-    runs: (await schedules.runs(req.params.id, req.query)).map(jobView),
-  }));
 }

@@ -1,15 +1,17 @@
 import { KairosError, type FieldError } from '@kairos/core';
 import { assertResourceClass } from '@kairos/kafka';
+import { installAuth, problem, sendProblem, toProblem, type KeyVerifier } from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { RateLimit, TierAdmin } from './admin.js';
-import { problem, sendProblem, toProblem } from './admin-problem.js';
 
 export interface AdminServerOptions {
   readonly admin: TierAdmin;
   /** Prometheus exposition, e.g. the delay tier metrics of @kairos/observability. */
   readonly metrics: { text(): Promise<string>; readonly contentType: string };
+  /** API keys: /admin/* needs an `admin` key; `off` for local development only. */
+  readonly keys: KeyVerifier | 'off';
   readonly log?: Logger;
 }
 
@@ -55,11 +57,11 @@ function rejectIfAny(errors: FieldError[]): void {
 const rateLimitView = (l: RateLimit) => ({ rate_per_sec: l.ratePerSec, burst: l.burst });
 
 /**
- * Builds the delay tier's operator server (not listening yet): /metrics, /healthz and /admin/*
- * for status, the lookahead window and per-resource-class rate limits. It has no authentication,
- * so bind it to loopback or an admin network only.
+ * Builds the delay tier's operator server (not listening yet): /metrics and /healthz (open, for
+ * scrapers and probes) and, behind an `admin` API key, /admin/* for status, the lookahead window
+ * and per-resource-class rate limits.
  */
-export function createAdminServer(options: AdminServerOptions): FastifyInstance {
+export async function createAdminServer(options: AdminServerOptions): Promise<FastifyInstance> {
   const log = options.log ?? silentLogger();
   const { admin, metrics } = options;
   // Admin bodies are a few bytes; anything large is a mistake or an attack.
@@ -74,10 +76,15 @@ export function createAdminServer(options: AdminServerOptions): FastifyInstance 
     sendProblem(reply, problem('NOT_FOUND', 404, `no route ${req.method} ${req.url}`)),
   );
 
-  app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
-  app.get('/healthz', () => ({ status: 'ok' }));
+  await installAuth(app, { keys: options.keys });
+  const open = { config: { scope: 'public' } } as const;
+  const adminOnly = { config: { scope: 'admin' } } as const;
+  app.get('/metrics', open, async (_req, reply) =>
+    reply.type(metrics.contentType).send(await metrics.text()),
+  );
+  app.get('/healthz', open, () => ({ status: 'ok' }));
 
-  app.get('/admin/status', async () => {
+  app.get('/admin/status', adminOnly, async () => {
     const { partitions } = await admin.status();
     return {
       partitions: partitions.map((p) => ({
@@ -94,8 +101,8 @@ export function createAdminServer(options: AdminServerOptions): FastifyInstance 
     const l = admin.lookahead();
     return { configured_ms: l.configuredMs, effective_ms: l.effectiveMs };
   };
-  app.get('/admin/lookahead', lookaheadView);
-  app.put('/admin/lookahead', (req) => {
+  app.get('/admin/lookahead', adminOnly, lookaheadView);
+  app.put('/admin/lookahead', adminOnly, (req) => {
     rejectIfAny(fieldErrors(lookaheadBody, req.body));
     const { lookahead_ms } = lookaheadBody.parse(req.body);
     admin.setLookahead(lookahead_ms);
@@ -103,13 +110,13 @@ export function createAdminServer(options: AdminServerOptions): FastifyInstance 
     return lookaheadView();
   });
 
-  app.get('/admin/rate-limits', async () => {
+  app.get('/admin/rate-limits', adminOnly, async () => {
     const limits = await admin.rateLimits();
     return {
       rate_limits: Object.fromEntries(Object.entries(limits).map(([rc, l]) => [rc, rateLimitView(l)])),
     };
   });
-  app.put<{ Params: { class: string } }>('/admin/rate-limits/:class', async (req) => {
+  app.put<{ Params: { class: string } }>('/admin/rate-limits/:class', adminOnly, async (req) => {
     const resourceClass = req.params.class;
     rejectIfAny([...classErrors(resourceClass), ...fieldErrors(rateLimitBody, req.body)]);
     const body = rateLimitBody.parse(req.body);
@@ -118,7 +125,7 @@ export function createAdminServer(options: AdminServerOptions): FastifyInstance 
     log.info({ resourceClass, ...limit }, 'rate limit set through the admin API');
     return { resource_class: resourceClass, ...rateLimitView(limit) };
   });
-  app.delete<{ Params: { class: string } }>('/admin/rate-limits/:class', async (req, reply) => {
+  app.delete<{ Params: { class: string } }>('/admin/rate-limits/:class', adminOnly, async (req, reply) => {
     const resourceClass = req.params.class;
     rejectIfAny(classErrors(resourceClass));
     await admin.clearRateLimit(resourceClass);

@@ -1,4 +1,5 @@
 import {
+  httpAuthEnv,
   kafkaClientOptions,
   kairosEnv,
   onShutdown,
@@ -8,6 +9,7 @@ import {
 } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
+import { KeyVerifier } from '@kairos/http';
 import { createLogger } from '@kairos/observability';
 import { createRedis } from '@kairos/redis';
 import { createAdminServer } from './admin-server.js';
@@ -58,7 +60,15 @@ runMain(async () => {
     onFatal: () => process.exit(1),
   });
   await tier.start();
-  const admin = createAdminServer({ admin: tier.admin(), metrics: tier.metrics, log });
+  const auth = httpAuthEnv(process.env, tenv.adminHost, 'KAIROS_DELAY_TIER_ADMIN_HOST');
+  if (auth.auth === 'off')
+    log.warn('admin authentication is OFF (KAIROS_API_AUTH=off; local development only)');
+  const admin = await createAdminServer({
+    admin: tier.admin(),
+    metrics: tier.metrics,
+    keys: auth.auth === 'off' ? 'off' : new KeyVerifier({ pool, cacheMs: auth.keyCacheMs }),
+    log,
+  });
   const adminUrl = await admin.listen({ host: tenv.adminHost, port: tenv.adminPort });
   log.info({ adminUrl }, 'delay tier started');
   onShutdown(async () => {

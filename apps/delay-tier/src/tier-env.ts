@@ -4,7 +4,7 @@ import { EnvError, intVar } from '@kairos/config';
 export interface TierEnv {
   /** KAIROS_DELAY_TIER_ADMIN_PORT: admin and /metrics HTTP port, default 58091 (0 = random). */
   readonly adminPort: number;
-  /** KAIROS_DELAY_TIER_ADMIN_HOST, default 127.0.0.1 (the admin API has no authentication). */
+  /** KAIROS_DELAY_TIER_ADMIN_HOST, default 127.0.0.1 (/admin/* needs an `admin` API key; /metrics is open). */
   readonly adminHost: string;
   /** KAIROS_LOOKAHEAD_MS, default 3,600,000 (60 min). */
   readonly lookaheadMs: number;

@@ -52,10 +52,10 @@ afterEach(async () => {
   app = undefined;
 });
 
-function setup() {
+async function setup() {
   const admin = new MemoryAdmin();
   const metrics = createDelayTierMetrics();
-  app = createAdminServer({ admin, metrics });
+  app = await createAdminServer({ admin, metrics, keys: 'off' });
   return { admin, metrics, app };
 }
 
@@ -72,7 +72,7 @@ const fieldsOf = (p: { errors?: { field: string }[] }) => (p.errors ?? []).map((
 
 describe('delay tier admin server', () => {
   test('serves health and Prometheus metrics', async () => {
-    const { app, metrics } = setup();
+    const { app, metrics } = await setup();
     metrics.dispatched.inc({ resource_class: 'io' }, 3);
     const health = await app.inject({ method: 'GET', url: '/healthz' });
     expect(health.statusCode).toBe(200);
@@ -84,7 +84,7 @@ describe('delay tier admin server', () => {
   });
 
   test('reports partition status in snake_case', async () => {
-    const { app } = setup();
+    const { app } = await setup();
     const res = await app.inject({ method: 'GET', url: '/admin/status' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -96,7 +96,7 @@ describe('delay tier admin server', () => {
   });
 
   test('reads and sets the lookahead; the effective window can be smaller', async () => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     admin.capMs = 600_000;
     const before = await app.inject({ method: 'GET', url: '/admin/lookahead' });
     expect(before.json()).toEqual({ configured_ms: 3_600_000, effective_ms: 600_000 });
@@ -119,7 +119,7 @@ describe('delay tier admin server', () => {
     [{ lookahead_ms: 60_000, lookaheadMs: 1, extra: true }, ['extra', 'lookaheadMs']],
     [[60_000], ['(body)']],
   ])('rejects lookahead body %j naming %j, changing nothing', async (payload, fields) => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     const res = await app.inject({ method: 'PUT', url: '/admin/lookahead', payload });
     const p = expectProblem(res, 400);
     expect(p.code).toBe('VALIDATION');
@@ -129,7 +129,7 @@ describe('delay tier admin server', () => {
   });
 
   test('rejects malformed JSON and a missing body as problems', async () => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     const bad = await app.inject({
       method: 'PUT',
       url: '/admin/lookahead',
@@ -143,7 +143,7 @@ describe('delay tier admin server', () => {
   });
 
   test('lists, sets and clears rate limits', async () => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     const put = await app.inject({
       method: 'PUT',
       url: '/admin/rate-limits/gpu',
@@ -172,7 +172,7 @@ describe('delay tier admin server', () => {
     ['GPU', { rate_per_sec: 10, burst: 1 }, ['class']],
     ['GPU', { rate_per_sec: 'fast', burst: 0 }, ['burst', 'class', 'rate_per_sec']],
   ])('rejects rate limit %s %j naming %j, changing nothing', async (rc, payload, fields) => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     const res = await app.inject({ method: 'PUT', url: `/admin/rate-limits/${rc}`, payload });
     expect(fieldsOf(expectProblem(res, 400))).toEqual(fields);
     expect(admin.changes).toEqual([]);
@@ -180,14 +180,14 @@ describe('delay tier admin server', () => {
   });
 
   test('refuses to clear a rate limit of an invalid class', async () => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     const res = await app.inject({ method: 'DELETE', url: '/admin/rate-limits/no%20such' });
     expect(fieldsOf(expectProblem(res, 400))).toEqual(['class']);
     expect(admin.changes).toEqual([]);
   });
 
   test('maps tier errors: KairosError by code, anything else to a bare 500', async () => {
-    const { app, admin } = setup();
+    const { app, admin } = await setup();
     admin.failWith = new KairosError('DEPENDENCY_UNAVAILABLE', 'redis is down');
     const down = await app.inject({ method: 'GET', url: '/admin/status' });
     expect(expectProblem(down, 503).code).toBe('DEPENDENCY_UNAVAILABLE');
@@ -199,7 +199,7 @@ describe('delay tier admin server', () => {
   });
 
   test('unknown routes are 404 problems', async () => {
-    const { app } = setup();
+    const { app } = await setup();
     expect(expectProblem(await app.inject({ method: 'GET', url: '/admin/nope' }), 404).code).toBe(
       'NOT_FOUND',
     );

@@ -17,6 +17,7 @@ import { outcomeRecord } from './outcomes.js';
 import { commandName, mapRequest } from './request-commands.js';
 import { RequestDecoder } from './request-decoder.js';
 import { fieldsRejection, rejectionRecord, type Rejection } from './rejections.js';
+import { tenantRefusal } from './tenant-policy.js';
 
 /** One message of a batch on its way: decoded (or rejected), then applied (or rejected). */
 interface Work {
@@ -243,14 +244,10 @@ export class Ingest extends LifecycleService {
         w.rejection = { reason: d.reason, message: d.message, fields: [] };
         continue;
       }
-      const tenants = this.#o.tenants;
-      if (tenants && !tenants.has(d.request.tenant)) {
+      const refused = tenantRefusal(d.request.tenant, w.message, this.#o.tenants, this.#o.tenantSources);
+      if (refused) {
         w.decoded = { schemaId: d.schemaId, command: commandName(d.request), request: d.request };
-        w.rejection = {
-          reason: 'UNKNOWN_TENANT',
-          message: `tenant "${d.request.tenant}" may not send requests here`,
-          fields: [{ field: 'tenant', message: 'not in the allow-list' }],
-        };
+        w.rejection = refused;
         continue;
       }
       const mapped = mapRequest(d.request);

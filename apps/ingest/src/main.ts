@@ -63,6 +63,7 @@ runMain(async () => {
     sessionTimeoutMs: env.sessionTimeoutMs,
     instanceId: env.instanceId,
     ...(ienv.tenants ? { tenants: ienv.tenants } : {}),
+    ...(ienv.tenantSources ? { tenantSources: ienv.tenantSources } : {}),
     partitionsConsumedConcurrently: ienv.partitionsConsumedConcurrently,
     log,
     onFatal: () => process.exit(1),

@@ -4,6 +4,7 @@ import type { Pool } from '@kairos/db';
 import { DEFAULT_SESSION_TIMEOUT_MS, type RegistryClient as Client, type TopicNames } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
 import type { Kafka } from 'kafkajs';
+import type { TenantSources } from './tenant-policy.js';
 
 export interface IngestOptions {
   readonly kafka: Kafka;
@@ -26,6 +27,8 @@ export interface IngestOptions {
   readonly instanceId?: string;
   /** Tenants allowed to send requests (others are rejected UNKNOWN_TENANT). Default: any tenant. */
   readonly tenants?: readonly string[];
+  /** Which tenants each sender may name (a header or the key prefix says who sends). Default: no check. */
+  readonly tenantSources?: TenantSources;
   /** Partitions whose batches are processed at once. Default: 2. */
   readonly partitionsConsumedConcurrently?: number;
   /** Most creates in one PostgreSQL transaction. Default: the commands' maxBatch (1,000). */
@@ -55,6 +58,7 @@ export interface CompiledIngestOptions {
   readonly groupId: string;
   readonly transactionalId: string;
   readonly tenants: ReadonlySet<string> | undefined;
+  readonly tenantSources: TenantSources | undefined;
   readonly partitionsConsumedConcurrently: number;
   readonly maxCreatesPerTransaction: number;
   readonly internalErrorAttempts: number;
@@ -99,6 +103,7 @@ export function compileIngestOptions(o: IngestOptions): CompiledIngestOptions {
     groupId,
     transactionalId: `${groupId}-${instanceId}`,
     tenants: o.tenants && new Set(o.tenants),
+    tenantSources: o.tenantSources,
     partitionsConsumedConcurrently: positiveInt(
       'partitionsConsumedConcurrently',
       o.partitionsConsumedConcurrently ?? 2,

@@ -19,4 +19,17 @@ describe('ingest environment', () => {
     expect(ingestEnv({ KAIROS_INGEST_METRICS_PORT: '0' }).metricsPort).toBe(0);
     expect(() => ingestEnv({ KAIROS_INGEST_METRICS_PORT: '70000' })).toThrow(/KAIROS_INGEST_METRICS_PORT/);
   });
+
+  test('KAIROS_INGEST_TENANT_SOURCE and KAIROS_INGEST_SOURCE_TENANTS: both or neither', () => {
+    expect(ingestEnv({}).tenantSources).toBeUndefined();
+    const both = ingestEnv({
+      KAIROS_INGEST_TENANT_SOURCE: 'header:kairos-source',
+      KAIROS_INGEST_SOURCE_TENANTS: 'b=acme',
+    });
+    expect(both.tenantSources?.from).toEqual({ header: 'kairos-source' });
+    expect(() => ingestEnv({ KAIROS_INGEST_TENANT_SOURCE: 'header:x' })).toThrow(/set both or neither/);
+    expect(() =>
+      ingestEnv({ KAIROS_INGEST_TENANT_SOURCE: 'x', KAIROS_INGEST_SOURCE_TENANTS: 'b=a' }),
+    ).toThrow(/KAIROS_INGEST_TENANT_SOURCE/);
+  });
 });

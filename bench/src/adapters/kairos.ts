@@ -66,7 +66,7 @@ export class KairosAdapter implements Adapter {
   async #post(path: string, body: unknown): Promise<void> {
     const res = await fetch(`${this.deployment.apiUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.deployment.apiKey}` },
       body: JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);

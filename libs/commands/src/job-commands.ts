@@ -165,10 +165,13 @@ export class JobCommands {
     );
   }
 
-  async getJob(id: string): Promise<Job> {
+  /** A job; with `tenantId`, another tenant's job is NOT_FOUND, as if it did not exist. */
+  async getJob(id: string, ctx: Pick<CommandContext, 'tenantId'> = {}): Promise<Job> {
     assertUuid(id);
     const job = await findJob(this.#o.pool, id);
-    if (!job) throw new KairosError('NOT_FOUND', `no job ${id}`);
+    if (!job || (ctx.tenantId !== undefined && job.tenantId !== ctx.tenantId)) {
+      throw new KairosError('NOT_FOUND', `no job ${id}`);
+    }
     return job;
   }
 

@@ -12,3 +12,4 @@ export {
 export { scheduleEnv, type ScheduleEnv } from './schedule-env.js';
 export { createGroupEnv, type CreateGroupEnv } from './create-group-env.js';
 export { connectionsEnv, type ConnectionsEnv } from './connections-env.js';
+export { apiEnv, httpAuthEnv, type ApiEnv, type HttpAuthEnv } from './api-env.js';

@@ -7,6 +7,13 @@ export const ERROR_CODES = {
   NOT_FOUND: { retriable: false, status: 404, class: 'invalid' },
   CONFLICT: { retriable: false, status: 409, class: 'invalid' },
   PAYLOAD_TOO_LARGE: { retriable: false, status: 413, class: 'invalid' },
+  // No API key, or one that is unknown, revoked or expired (which of them is not said).
+  UNAUTHENTICATED: { retriable: false, status: 401, class: 'invalid' },
+  // A valid key without the scope, or acting for another tenant than its own.
+  FORBIDDEN: { retriable: false, status: 403, class: 'invalid' },
+  // The key's request rate is used up; the answer says when to retry.
+  RATE_LIMITED: { retriable: true, status: 429, class: 'invalid' },
+  UNSUPPORTED_MEDIA_TYPE: { retriable: false, status: 415, class: 'invalid' },
   // A Redis script's own refusal (or the same epoch check in PostgreSQL-only mode).
   STALE_EPOCH: { retriable: false, status: 409, class: 'script' },
   UNDECODABLE: { retriable: false, status: 400, class: 'invalid' },

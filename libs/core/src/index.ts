@@ -1,5 +1,6 @@
 export * from './murmur2.js';
 export * from './errors.js';
+export * from './auth.js';
 export * from './error-classes.js';
 export * from './job.js';
 export * from './job-states.js';

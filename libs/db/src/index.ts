@@ -9,6 +9,7 @@ export * from './tracking.js';
 export * from './epochs.js';
 export * from './dispatch.js';
 export * from './request-ledger.js';
+export * from './api-keys.js';
 export * from './schedules.js';
 export * from './schedule-occurrences.js';
 export * from './schedule-runs.js';

@@ -89,9 +89,18 @@ export const kafka: ServiceDef = {
     const jvm = [`-Dlog4j2.configurationFile=${log4j}`, '-cp', jvmClasspath(jars.kafka)];
     if (!existsSync(resolve(logDir, 'meta.properties'))) {
       const clusterId = randomBytes(16).toString('base64url');
+      // `--cluster-id=<id>`, not `-t <id>`: one id in 64 starts with '-', which argparse takes for an option.
       const format = spawnSync(
         tools.java,
-        [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props, ...scramFormatArgs(sec)],
+        [
+          ...jvm,
+          'kafka.tools.StorageTool',
+          'format',
+          `--cluster-id=${clusterId}`,
+          '-c',
+          props,
+          ...scramFormatArgs(sec),
+        ],
         { encoding: 'utf8' },
       );
       if (format.status !== 0)

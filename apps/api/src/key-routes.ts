@@ -1,0 +1,66 @@
+import { KairosError, parseNewKey, scopedTenant, withKeyTenant } from '@kairos/core';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow, type Pool } from '@kairos/db';
+import { callerOf, type KeyVerifier } from '@kairos/http';
+import type { Logger } from '@kairos/observability';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/** A key as shown after creation and in lists: never its secret or digest. */
+export function keyView(k: ApiKeyRow) {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    id: k.id,
+    name: k.name,
+    tenant: k.tenant,
+    scopes: k.scopes,
+    rate_per_sec: k.ratePerSec,
+    expires_at: iso(k.expiresAt),
+    created_at: k.createdAt.toISOString(),
+    created_by: k.createdBy,
+    revoked_at: iso(k.revokedAt),
+    revoked_by: k.revokedBy,
+  };
+}
+
+/**
+ * API keys, managed with an `admin` key: a tenant admin sees and makes keys of its own tenant
+ * only, never with a scope it lacks; only an any-tenant admin makes any-tenant keys.
+ */
+export function keyRoutes(
+  app: FastifyInstance,
+  pool: Pool,
+  verifier: KeyVerifier | undefined,
+  log: Logger,
+): void {
+  const admin = { config: { scope: 'admin' } } as const;
+
+  app.post('/v1/keys', admin, async (req, reply) => {
+    const caller = callerOf(req);
+    const spec = parseNewKey(withKeyTenant(caller, req.body), caller, new Date());
+    const { key, row } = await createApiKey(pool, spec, caller.keyId);
+    log.info(
+      { keyId: row.id, name: row.name, tenant: row.tenant, scopes: row.scopes, by: caller.keyId },
+      'API key created',
+    );
+    // The only answer that ever holds the secret.
+    return reply.code(201).send({ ...keyView(row), key });
+  });
+
+  app.get('/v1/keys', admin, async (req) => ({
+    keys: (await listApiKeys(pool, scopedTenant(callerOf(req)))).map(keyView),
+  }));
+
+  app.delete('/v1/keys/:id', admin, async (req: FastifyRequest<{ Params: { id: string } }>) => {
+    const caller = callerOf(req);
+    const row = await revokeApiKey(pool, req.params.id, scopedTenant(caller), caller.keyId);
+    if (!row) throw new KairosError('NOT_FOUND', `no API key ${req.params.id}`);
+    verifier?.forget(row.id);
+    log.info({ keyId: row.id, by: caller.keyId }, 'API key revoked');
+    return keyView(row);
+  });
+
+  // Which key is calling: lets a CLI or a console check its key without side effects.
+  app.get('/v1/whoami', { config: { scope: 'any' } }, (req) => {
+    const p = callerOf(req);
+    return { key_id: p.keyId, name: p.name, tenant: p.tenant, scopes: p.scopes, rate_per_sec: p.ratePerSec };
+  });
+}

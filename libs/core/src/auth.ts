@@ -1,0 +1,190 @@
+import { KairosError } from './errors.js';
+
+/**
+ * What an API key may do. `admin` holds every other scope and alone manages keys and the delay
+ * tier's admin endpoints. Reads are separate from writes so a dashboard's key cannot cancel.
+ */
+export const SCOPES = [
+  'jobs:read',
+  'jobs:write',
+  'schedules:read',
+  'schedules:write',
+  'dlq:read',
+  'dlq:replay',
+  'admin',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** The tenant of a key that may act for every tenant. */
+export const ANY_TENANT = '*';
+
+/** Who is calling: the key that authenticated the request, resolved and still valid. */
+export interface Principal {
+  /** The key's public id (`k_…`), or `anonymous` when authentication is off. */
+  readonly keyId: string;
+  readonly name: string;
+  /** One tenant, or ANY_TENANT. */
+  readonly tenant: string;
+  readonly scopes: readonly Scope[];
+  /** Requests per second this key may make; null: the deployment's default. */
+  readonly ratePerSec: number | null;
+}
+
+/** The principal of every request when authentication is off (local development only). */
+export const ANONYMOUS_ADMIN: Principal = {
+  keyId: 'anonymous',
+  name: 'authentication off',
+  tenant: ANY_TENANT,
+  scopes: ['admin'],
+  ratePerSec: null,
+};
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+export function hasScope(p: Principal, scope: Scope): boolean {
+  return p.scopes.includes('admin') || p.scopes.includes(scope);
+}
+
+/** 403 unless the principal holds the scope. */
+export function requireScope(p: Principal, scope: Scope): void {
+  if (!hasScope(p, scope)) {
+    throw new KairosError('FORBIDDEN', `this API key lacks the scope ${scope}`);
+  }
+}
+
+/** Whether the principal may see a row of this tenant (else it is answered as not found). */
+export function seesTenant(p: Principal, tenant: string): boolean {
+  return p.tenant === ANY_TENANT || p.tenant === tenant;
+}
+
+/** The tenant a command is scoped to: undefined for an any-tenant key (no restriction). */
+export function scopedTenant(p: Principal): string | undefined {
+  return p.tenant === ANY_TENANT ? undefined : p.tenant;
+}
+
+/**
+ * The body of a create request with its tenant taken from the key: a tenant key fills a missing
+ * `tenant` and refuses (403) a different one; an any-tenant key leaves the body as it is (the
+ * body must then name the tenant, as validation says).
+ */
+export function withKeyTenant(p: Principal, body: unknown, pathPrefix?: string): unknown {
+  if (p.tenant === ANY_TENANT || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return body;
+  }
+  const given = (body as Record<string, unknown>).tenant;
+  if (given === undefined) return { ...body, tenant: p.tenant };
+  if (given !== p.tenant) {
+    const field = pathPrefix === undefined ? 'tenant' : `${pathPrefix}.tenant`;
+    throw new KairosError('FORBIDDEN', `this API key acts for tenant ${p.tenant} only`, {
+      fields: [{ field, message: `must be ${p.tenant} (the key's tenant) or left out` }],
+    });
+  }
+  return body;
+}
+
+/** The tenant filter of a list request: the key's own, or for an any-tenant key the query's. */
+export function listTenant(p: Principal, queried: string | undefined): string | undefined {
+  if (p.tenant === ANY_TENANT) return queried;
+  if (queried !== undefined && queried !== p.tenant) {
+    throw new KairosError('FORBIDDEN', `this API key acts for tenant ${p.tenant} only`, {
+      fields: [{ field: 'tenant', message: `must be ${p.tenant} (the key's tenant) or left out` }],
+    });
+  }
+  return p.tenant;
+}
+
+/** `kairos_<id>_<secret>`: the id finds the key's row, the secret proves possession. */
+const KEY_FORMAT = /^kairos_(k_[0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+
+export interface KeyParts {
+  readonly id: string;
+  readonly secret: string;
+}
+
+export function formatApiKey(parts: KeyParts): string {
+  return `kairos_${parts.id}_${parts.secret}`;
+}
+
+/** The parts of a presented key, or undefined when it is not a Kairos key at all. */
+export function parseApiKey(token: string): KeyParts | undefined {
+  const m = KEY_FORMAT.exec(token);
+  return m?.[1] && m[2] ? { id: m[1], secret: m[2] } : undefined;
+}
+
+/** The token of an `Authorization: Bearer …` header, or undefined. */
+export function bearerToken(header: unknown): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+export interface NewKeySpec {
+  readonly name: string;
+  readonly tenant: string;
+  readonly scopes: readonly Scope[];
+  readonly expiresAt: Date | null;
+  readonly ratePerSec: number | null;
+}
+
+/**
+ * Validates a key-creation request (`{name, tenant?, scopes, expires_at?, rate_per_sec?}`) made
+ * by `creator`: a key never gets more than its creator has (a tenant admin makes keys of its own
+ * tenant with scopes it holds).
+ */
+export function parseNewKey(body: unknown, creator: Principal, now: Date): NewKeySpec {
+  const b = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<
+    string,
+    unknown
+  >;
+  const errors: { field: string; message: string }[] = [];
+  const bad = (field: string, message: string) => errors.push({ field, message });
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) bad('(body)', 'must be an object');
+  for (const k of Object.keys(b)) {
+    if (!['name', 'tenant', 'scopes', 'expires_at', 'rate_per_sec'].includes(k)) bad(k, 'unknown field');
+  }
+  const name = b.name;
+  if (typeof name !== 'string' || !/^[\w.:@-]{1,100}$/.test(name)) {
+    bad('name', 'required: 1–100 letters, digits or ._:@-');
+  }
+  const tenant = b.tenant ?? (creator.tenant === ANY_TENANT ? undefined : creator.tenant);
+  if (typeof tenant !== 'string' || !(tenant === ANY_TENANT || /^[\w.:@-]{1,200}$/.test(tenant))) {
+    bad('tenant', 'required: a tenant id or "*"');
+  } else if (creator.tenant !== ANY_TENANT && tenant !== creator.tenant) {
+    bad('tenant', `must be ${creator.tenant} (your key's tenant)`);
+  }
+  const scopes = Array.isArray(b.scopes) ? b.scopes : [];
+  if (!Array.isArray(b.scopes) || scopes.length === 0)
+    bad('scopes', `required: a list of ${SCOPES.join(', ')}`);
+  scopes.forEach((s, i) => {
+    if (typeof s !== 'string' || !isScope(s)) bad(`scopes.${i}`, `one of ${SCOPES.join(', ')}`);
+    else if (!hasScope(creator, s)) bad(`scopes.${i}`, `your key does not hold ${s}`);
+  });
+  const expiresAt = parseExpiry(b.expires_at, now, bad);
+  const rate = b.rate_per_sec ?? null;
+  if (
+    rate !== null &&
+    (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 1 || rate > 1_000_000)
+  ) {
+    bad('rate_per_sec', 'an integer from 1 to 1,000,000, or null for the default');
+  }
+  if (errors.length > 0)
+    throw new KairosError('VALIDATION', `${errors.length} invalid field(s)`, { fields: errors });
+  return {
+    name: name as string,
+    tenant: tenant as string,
+    scopes: [...new Set(scopes as Scope[])],
+    expiresAt,
+    ratePerSec: rate as number | null,
+  };
+}
+
+function parseExpiry(v: unknown, now: Date, bad: (f: string, m: string) => void): Date | null {
+  if (v === undefined || v === null) return null;
+  const at = typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v) ? new Date(v) : new Date(NaN);
+  if (Number.isNaN(at.getTime())) bad('expires_at', 'an ISO-8601 time with an offset, or null');
+  else if (at.getTime() <= now.getTime()) bad('expires_at', 'must be in the future');
+  return at;
+}

@@ -1,0 +1,66 @@
+import rateLimit from '@fastify/rate-limit';
+import { ANONYMOUS_ADMIN, KairosError, requireScope, type Principal, type Scope } from '@kairos/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeyVerifier } from './key-verifier.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a route needs, `any` (any valid key) or `public` (health, the API description). */
+    scope?: Scope | 'public' | 'any';
+  }
+  interface FastifyRequest {
+    /** The caller, set by the auth hook on every non-public route; null on public ones. */
+    principal: Principal | null;
+  }
+}
+
+export interface AuthOptions {
+  /** Verifies API keys; `off`: every request is an any-tenant admin (local development only). */
+  readonly keys: KeyVerifier | 'off';
+  /** Requests per second of a key that has no rate of its own. Default: 1,000. */
+  readonly defaultRatePerSec?: number;
+}
+
+export const DEFAULT_RATE_PER_SEC = 1000;
+
+/** The caller of a non-public route (the auth hook has run). */
+export function callerOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw new Error(`route ${req.url} read its caller but is public`);
+  return req.principal;
+}
+
+/**
+ * Puts every route of `app` behind an API key: a route declares `config.scope` (or `public`),
+ * a route that declares neither fails at registration, so nothing is open by omission. The key
+ * is checked before the body is read (401 without one, 403 without the scope), then the key's
+ * rate limit applies (429 with Retry-After), still before the body is parsed. Register it
+ * before any route.
+ */
+export async function installAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+  const { keys } = options;
+  const defaultRate = options.defaultRatePerSec ?? DEFAULT_RATE_PER_SEC;
+  app.decorateRequest('principal', null);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.scope === undefined) {
+      throw new Error(`route ${String(route.method)} ${route.url} declares no scope (config.scope)`);
+    }
+  });
+  app.addHook('onRequest', async (req) => {
+    const scope = req.routeOptions.config.scope;
+    // No scope: the not-found handler (routes themselves always have one).
+    if (scope === undefined || scope === 'public') return;
+    req.principal = keys === 'off' ? ANONYMOUS_ADMIN : await keys.verify(req.headers.authorization);
+    if (scope !== 'any') requireScope(req.principal, scope);
+  });
+  await app.register(rateLimit, {
+    hook: 'preParsing',
+    timeWindow: 1000,
+    keyGenerator: (req) => req.principal?.keyId ?? `ip:${req.ip}`,
+    max: (req) => req.principal?.ratePerSec ?? defaultRate,
+    errorResponseBuilder: (_req, ctx) =>
+      new KairosError(
+        'RATE_LIMITED',
+        `this API key may make ${ctx.max} requests per second; retry in ${ctx.after}`,
+      ),
+  });
+}
