@@ -105,6 +105,10 @@ function routes(ids: { job: string; schedule: string; key: string }): Route[] {
       other: namesAcme({ jobs: [job(), { ...job(), tenant: 'acme' }] }),
     },
     { method: 'GET', path: `/v1/jobs/${ids.job}`, other: notFound },
+    { method: 'GET', path: `/v1/jobs/${ids.job}/attempts`, other: notFound },
+    { method: 'GET', path: '/v1/jobs?tenant=acme', other: { status: 403 } },
+    { method: 'GET', path: '/v1/jobs:counts?tenant=acme', other: { status: 403 } },
+    { method: 'GET', path: '/v1/dead-letters?tenant=acme', other: { status: 403 } },
     { method: 'DELETE', path: `/v1/jobs/${ids.job}`, other: notFound },
     {
       method: 'POST',
@@ -156,7 +160,13 @@ test('every route × (no key, a bad key, a key without the scope, another tenant
   const p = await startPipeline(ns);
   const acmeAdmin = await makeKey(p, { name: 'acme-admin', tenant: 'acme', scopes: ['admin'] });
   const globexAdmin = await makeKey(p, { name: 'globex-admin', tenant: 'globex', scopes: ['admin'] });
-  const dlqOnly = await makeKey(p, { name: 'acme-dlq', tenant: 'acme', scopes: ['dlq:read'] });
+  // Keys with a scope of another area than the route's.
+  const jobsOnly = await makeKey(p, {
+    name: 'acme-jobs',
+    tenant: 'acme',
+    scopes: ['jobs:read', 'jobs:write'],
+  });
+  const schedulesOnly = await makeKey(p, { name: 'acme-sched', tenant: 'acme', scopes: ['schedules:read'] });
   const acmeSpare = await makeKey(p, { name: 'acme-spare', tenant: 'acme', scopes: ['jobs:read'] });
   const created = await call(p.apiUrl, acmeAdmin.key, 'POST', '/v1/jobs', job());
   expect(created.status).toBe(201);
@@ -176,7 +186,12 @@ test('every route × (no key, a bad key, a key without the scope, another tenant
       ['no key', null, 401, 'UNAUTHENTICATED'],
       ['a key with a wrong secret', wrongSecret, 401, 'UNAUTHENTICATED'],
       ['a made-up key', 'kairos_k_000000000000_' + 'A'.repeat(43), 401, 'UNAUTHENTICATED'],
-      ['a key without the scope', dlqOnly.key, 403, 'FORBIDDEN'],
+      [
+        'a key without the scope',
+        r.path.startsWith('/v1/schedules') ? jobsOnly.key : schedulesOnly.key,
+        403,
+        'FORBIDDEN',
+      ],
     ];
     if (r.other) {
       const code = r.other.status === 404 ? 'NOT_FOUND' : 'FORBIDDEN';

@@ -196,6 +196,35 @@ test('failure classes: transient retries with backoff, throttled honours Retry-A
     { fence: 2, outcome: 'FAILED', failure_class: 'transient' },
     { fence: 3, outcome: 'SUCCEEDED', failure_class: null },
   ]);
+  // The same over HTTP: every attempt with its fence, worker, times and error.
+  const auth = { headers: { authorization: `Bearer ${p.apiKey}` } };
+  const overHttp = (await (await fetch(`${p.apiUrl}/v1/jobs/${exhausted.id}/attempts`, auth)).json()) as {
+    attempts: {
+      fence: number;
+      outcome: string;
+      failure_class: string;
+      error_message: string;
+      worker_id: string;
+    }[];
+  };
+  expect(overHttp.attempts.map((a) => [a.fence, a.outcome, a.failure_class, a.error_message])).toEqual([
+    [1, 'FAILED', 'transient', '503 on attempt 1'],
+    [2, 'FAILED', 'ambiguous', 'socket closed after the request was sent'],
+    [3, 'FAILED', 'transient', '503 on attempt 3'],
+  ]);
+  expect(overHttp.attempts.every((a) => typeof a.worker_id === 'string')).toBe(true);
+  // Failed jobs are found by their latest failure class.
+  const search = (await (
+    await fetch(`${p.apiUrl}/v1/jobs?tenant=acme&state=FAILED&failure_class=permanent`, auth)
+  ).json()) as { jobs: { id: string; last_failure_class: string }[] };
+  expect(new Set(search.jobs.map((j) => j.id))).toEqual(new Set([permanent.id, unhandled.id]));
+  expect(search.jobs.every((j) => j.last_failure_class === 'permanent')).toBe(true);
+  const dead = (await (await fetch(`${p.apiUrl}/v1/dead-letters?tenant=acme`, auth)).json()) as {
+    dead_letters: { id: string }[];
+  };
+  expect(new Set(dead.dead_letters.map((j) => j.id))).toEqual(
+    new Set([permanent.id, unhandled.id, exhausted.id]),
+  );
 
   // Results of superseded attempts (a zombie's, a redelivery's) change no job: fenced by id + fence.
   const producer = ns.producer();

@@ -1,9 +1,10 @@
 import type { JobCommands } from '@kairos/commands';
-import { KairosError, withKeyTenant } from '@kairos/core';
+import { KairosError, listTenant, parseJobSearch, withKeyTenant } from '@kairos/core';
+import { countJobs, jobAttempts, searchJobs, type Pool } from '@kairos/db';
 import { callerOf } from '@kairos/http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { tenantOf, traceparentOf } from './request-context.js';
-import { jobView } from './views.js';
+import { attemptView, jobView } from './views.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -22,8 +23,13 @@ function batchJobs(body: unknown): unknown[] {
   return b.jobs;
 }
 
-/** One-time jobs: create (one, or a batch), read, cancel, reschedule; each scoped to the key's tenant. */
-export function jobRoutes(app: FastifyInstance, commands: JobCommands): void {
+type Query = Record<string, string | undefined>;
+
+/**
+ * One-time jobs: create (one, or a batch), read, search, count, attempts, cancel, reschedule;
+ * each scoped to the key's tenant.
+ */
+export function jobRoutes(app: FastifyInstance, commands: JobCommands, pool: Pool): void {
   const write = { config: { scope: 'jobs:write' } } as const;
   const read = { config: { scope: 'jobs:read' } } as const;
 
@@ -42,6 +48,33 @@ export function jobRoutes(app: FastifyInstance, commands: JobCommands): void {
     return reply.code(201).send({
       jobs: results.map((r) => ({ ...jobView(r.job), created: r.created })),
     });
+  });
+
+  // Newest first, cursor-paged; see parseJobSearch for the filters.
+  app.get<{ Querystring: Query }>('/v1/jobs', read, async (req) => {
+    const search = parseJobSearch(req.query, listTenant(callerOf(req), req.query.tenant));
+    const page = await searchJobs(pool, search);
+    return { jobs: page.jobs.map(jobView), next_cursor: page.nextCursor };
+  });
+
+  app.get<{ Querystring: Query }>('/v1/jobs::counts', read, async (req) => {
+    const tenant = listTenant(callerOf(req), req.query.tenant);
+    if (tenant === undefined) {
+      throw new KairosError('VALIDATION', 'tenant is required with a key of every tenant', {
+        fields: [{ field: 'tenant', message: 'required: counts are per tenant' }],
+      });
+    }
+    const counts = await countJobs(pool, tenant);
+    return {
+      tenant,
+      total: counts.reduce((n, c) => n + c.count, 0),
+      counts: counts.map((c) => ({ state: c.state, resource_class: c.resourceClass, count: c.count })),
+    };
+  });
+
+  app.get('/v1/jobs/:id/attempts', read, async (req: IdRequest) => {
+    const job = await commands.getJob(req.params.id, tenantOf(req));
+    return { job_id: job.id, attempts: (await jobAttempts(pool, job.id)).map(attemptView) };
   });
 
   app.get('/v1/jobs/:id', read, async (req: IdRequest) =>

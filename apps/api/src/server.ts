@@ -3,6 +3,7 @@ import type { Pool } from '@kairos/db';
 import { installAuth, KeyVerifier, problem, sendProblem, toProblem } from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { dlqRoutes } from './dlq-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { keyRoutes } from './key-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
@@ -58,8 +59,9 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     ...(options.defaultRatePerSec === undefined ? {} : { defaultRatePerSec: options.defaultRatePerSec }),
   });
 
-  jobRoutes(app, options.commands);
+  jobRoutes(app, options.commands, options.pool);
   if (options.schedules) scheduleRoutes(app, options.schedules);
+  dlqRoutes(app, options.pool);
   keyRoutes(app, options.pool, verifier, log);
   app.get('/healthz', { config: { scope: 'public' } }, () => ({ status: 'ok' }));
   return app;

@@ -6,6 +6,7 @@ import {
   type PreviewEntry,
   type Schedule,
 } from '@kairos/core';
+import type { AttemptRow } from '@kairos/db';
 
 /** The JSON shape of a job in every response (snake_case, ISO-8601 times). */
 export function jobView(job: Job) {
@@ -31,6 +32,7 @@ export function jobView(job: Job) {
     started_at: iso(job.startedAt),
     finished_at: iso(job.finishedAt),
     last_error: job.lastError,
+    last_failure_class: job.lastFailureClass,
     // A run of a recurring schedule: which schedule and occurrence (null for a one-time job).
     schedule_id: job.occurrence?.scheduleId ?? null,
     occurrence: job.occurrence
@@ -40,6 +42,26 @@ export function jobView(job: Job) {
           kind: job.occurrence.kind,
         }
       : null,
+  };
+}
+
+/** One attempt of a job: who ran it under which fence, how it ended. */
+export function attemptView(a: AttemptRow) {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    attempt: a.attempt,
+    fence: a.fence,
+    epoch: a.epoch,
+    worker_id: a.workerId,
+    outcome: a.outcome,
+    failure_class: a.failureClass,
+    error_class: a.errorClass,
+    error_message: a.errorMessage,
+    retry_after_ms: a.retryAfterMs,
+    dispatched_at: iso(a.dispatchedAt),
+    started_at: iso(a.startedAt),
+    finished_at: iso(a.finishedAt),
+    suppressed: a.suppressed,
   };
 }
 

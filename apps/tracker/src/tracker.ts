@@ -263,6 +263,7 @@ export class Tracker extends LifecycleService {
           fence: job.fence,
           dueAt: new Date(now.getTime() + decision.delayMs),
           lastError,
+          failureClass,
         });
       } else {
         fails.push({

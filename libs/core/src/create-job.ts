@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldError, FieldRule } from './errors.js';
 import type { JobSpec } from './job.js';
 import type { JobLimits } from './limits.js';
+import { fieldErrorsOf, joinPath } from './zod-errors.js';
 import { DEFAULT_RETRY_BACKOFF, MAX_RETRY_DELAY_MS } from './retry.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
@@ -33,10 +34,6 @@ export type CreateJobRequest = z.input<typeof createJobShape>;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-function joinPath(prefix: string, path: readonly PropertyKey[]): string {
-  return [prefix, ...path.map(String)].filter((p) => p !== '').join('.');
-}
-
 /**
  * Validates one create-job request against the limits, at `now`, into a JobSpec. Every failing
  * field is reported (with `pathPrefix`, e.g. `jobs.3`), and nothing is created on any failure.
@@ -49,14 +46,7 @@ export function parseCreateJob(
 ): Parsed<JobSpec> {
   const shape = createJobShape.safeParse(input);
   if (!shape.success) {
-    return {
-      ok: false,
-      errors: shape.error.issues.map((i) => ({
-        field:
-          joinPath(pathPrefix, i.code === 'unrecognized_keys' ? [...i.path, ...i.keys] : i.path) || '(body)',
-        message: i.message,
-      })),
-    };
+    return { ok: false, errors: fieldErrorsOf(shape.error, pathPrefix) };
   }
   const r = shape.data;
   const errors: FieldError[] = [];

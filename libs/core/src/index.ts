@@ -34,3 +34,5 @@ export * from './poll-loop.js';
 export * from './lifecycle.js';
 export * from './group-commit.js';
 export * from './tls-options.js';
+export * from './job-search.js';
+export * from './zod-errors.js';

@@ -50,6 +50,8 @@ export interface Job extends JobSpec {
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
   readonly lastError: string | null;
+  /** The failure class of the latest failed attempt (transient, throttled, permanent, ambiguous). */
+  readonly lastFailureClass: string | null;
   /** For a run of a recurring schedule: which schedule and occurrence (absent or null otherwise). */
   readonly occurrence?: JobOccurrence | null;
 }

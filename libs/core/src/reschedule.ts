@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fieldErrorsOf } from './zod-errors.js';
 import type { Parsed } from './create-job.js';
 import type { FieldError } from './errors.js';
 import type { JobLimits } from './limits.js';
@@ -34,15 +35,7 @@ export function parseReschedule(
 ): Parsed<Rescheduled> {
   const shape = rescheduleShape.safeParse(input);
   if (!shape.success) {
-    return {
-      ok: false,
-      errors: shape.error.issues.map((i) => ({
-        field:
-          (i.code === 'unrecognized_keys' ? [...i.path, ...i.keys] : i.path).map(String).join('.') ||
-          '(body)',
-        message: i.message,
-      })),
-    };
+    return { ok: false, errors: fieldErrorsOf(shape.error) };
   }
   const r = shape.data;
   const errors: FieldError[] = [];

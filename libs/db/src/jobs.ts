@@ -66,6 +66,8 @@ export interface JobDbRow {
   started_at: Date | null;
   finished_at: Date | null;
   last_error: string | null;
+  /** Since migration 0009. */
+  last_failure_class?: string | null;
   /** Since migration 0006. */
   schedule_id?: string | null;
   occurrence_id?: string | null;
@@ -102,6 +104,7 @@ export const JOB_ROW_COLUMNS = (
     'started_at',
     'finished_at',
     'last_error',
+    'last_failure_class',
     'schedule_id',
     'occurrence_id',
     'occurrence_at',
@@ -138,6 +141,7 @@ export function toJob(r: JobDbRow): Job {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     lastError: r.last_error,
+    lastFailureClass: r.last_failure_class ?? null,
     occurrence:
       r.schedule_id && r.occurrence_id && r.occurrence_at
         ? {

@@ -205,6 +205,8 @@ export interface RetryRecord {
   /** When the next attempt is due. */
   readonly dueAt: Date;
   readonly lastError: string | null;
+  /** How the failed attempt was classified (transient, throttled, permanent, ambiguous). */
+  readonly failureClass: string;
 }
 
 /**
@@ -218,10 +220,12 @@ export async function retryJobs(db: Queryable, retries: readonly RetryRecord[]):
   if (retries.length === 0) return [];
   const r = await db.query<JobDbRow>(
     `UPDATE jobs j SET state = 'SCHEDULED', due_at = r.due_at, attempt = j.attempt + 1, fence = j.fence + 1,
-                       version = j.version + 1, last_error = r.last_error, dispatched_at = NULL,
+                       version = j.version + 1, last_error = r.last_error, last_failure_class = r.failure_class,
+                       dispatched_at = NULL,
                        misfire_after = NULL, -- a retry continues a run: never a misfire
                        started_at = NULL, finished_at = NULL, updated_at = now()
-     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::text[]) AS r(job_id, fence, due_at, last_error)
+     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[])
+       AS r(job_id, fence, due_at, last_error, failure_class)
      WHERE j.id = r.job_id AND j.fence = r.fence AND j.state IN ${LIVE_STATES}
      RETURNING j.*`,
     [
@@ -229,6 +233,7 @@ export async function retryJobs(db: Queryable, retries: readonly RetryRecord[]):
       retries.map((x) => x.fence),
       retries.map((x) => x.dueAt),
       retries.map((x) => x.lastError),
+      retries.map((x) => x.failureClass),
     ],
   );
   const jobs = r.rows.map(toJob);
@@ -251,6 +256,8 @@ export interface FailRecord {
   readonly startedAt: Date;
   readonly finishedAt: Date;
   readonly lastError: string | null;
+  /** How the failed attempt was classified (transient, throttled, permanent, ambiguous). */
+  readonly failureClass: string;
 }
 
 /** Makes jobs whose current attempt failed for good FAILED. Returns the jobs as updated. */
@@ -258,10 +265,10 @@ export async function failJobs(db: Queryable, fails: readonly FailRecord[]): Pro
   if (fails.length === 0) return [];
   const r = await db.query<JobDbRow>(
     `UPDATE jobs j SET state = 'FAILED', started_at = f.started_at, finished_at = f.finished_at,
-                       last_error = f.last_error, updated_at = now(),
+                       last_error = f.last_error, last_failure_class = f.failure_class, updated_at = now(),
                        dispatched_at = COALESCE(j.dispatched_at, f.started_at)
-     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[])
-       AS f(job_id, fence, started_at, finished_at, last_error)
+     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[])
+       AS f(job_id, fence, started_at, finished_at, last_error, failure_class)
      WHERE j.id = f.job_id AND j.fence = f.fence AND j.state IN ${LIVE_STATES}
      RETURNING j.*`,
     [
@@ -270,6 +277,7 @@ export async function failJobs(db: Queryable, fails: readonly FailRecord[]): Pro
       fails.map((x) => x.startedAt),
       fails.map((x) => x.finishedAt),
       fails.map((x) => x.lastError),
+      fails.map((x) => x.failureClass),
     ],
   );
   return r.rows.map(toJob);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { joinPath } from '../zod-errors.js';
 import type { Parsed } from '../create-job.js';
 import type { FieldError } from '../errors.js';
 import type { JobLimits } from '../limits.js';
@@ -175,10 +176,6 @@ export interface ScheduleSpec extends ScheduleTiming {
   readonly overlap: OverlapPolicy;
   /** Jitter allowance, ms (0: none). */
   readonly jitterMs: number;
-}
-
-function joinPath(prefix: string, path: readonly PropertyKey[]): string {
-  return [prefix, ...path.map(String)].filter((p) => p !== '').join('.');
 }
 
 /**
