@@ -13,6 +13,7 @@ export interface Pipeline extends Pick<
   | 'schedules'
   | 'apiUrl'
   | 'apiKey'
+  | 'api'
   | 'delayTier'
   | 'tracker'
   | 'worker'
@@ -65,6 +66,7 @@ export async function startPipeline(
     schedules: p.schedules,
     apiUrl: p.apiUrl,
     apiKey: p.apiKey,
+    api: p.api,
     delayTier: p.delayTier,
     tracker: p.tracker,
     worker: (options) => p.worker(options),

@@ -1,2 +1,2 @@
-export { createApiServer, type ApiOptions } from './server.js';
+export { apiRoutes, createApiServer, type ApiOptions, type ApiRoute } from './server.js';
 export { keyView } from './key-routes.js';

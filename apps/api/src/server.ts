@@ -1,11 +1,13 @@
 import type { JobCommands, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
-import { installAuth, KeyVerifier, problem, sendProblem, toProblem } from '@kairos/http';
+import { clientErrorProblem, installAuth, KeyVerifier, problem, sendProblem, toProblem } from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { dlqRoutes } from './dlq-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { keyRoutes } from './key-routes.js';
+import { DOCS_PREFIX, installOpenApi, serveOpenApi } from './openapi.js';
+import { documented } from './route-docs.js';
 import { scheduleRoutes } from './schedule-routes.js';
 
 export interface ApiOptions {
@@ -28,13 +30,34 @@ export interface ApiOptions {
   readonly bodyLimit?: number;
 }
 
+export interface ApiRoute {
+  readonly method: string;
+  readonly url: string;
+}
+
+const ROUTES = new WeakMap<FastifyInstance, ApiRoute[]>();
+
+/** Every route a server built by createApiServer has (the OpenAPI conformance test reads it). */
+export function apiRoutes(app: FastifyInstance): readonly ApiRoute[] {
+  return ROUTES.get(app) ?? [];
+}
+
 /**
  * Builds the HTTP API (not listening yet): jobs, recurring schedules, API keys and health, every
  * route but health behind an API key whose tenant scopes what it sees.
  */
 export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
   const log = options.log ?? silentLogger();
-  const app = Fastify({ bodyLimit: options.bodyLimit ?? 8 * 1024 * 1024, logger: false });
+  const app = Fastify({
+    bodyLimit: options.bodyLimit ?? 8 * 1024 * 1024,
+    logger: false,
+    clientErrorHandler: clientErrorProblem,
+  });
+  const routes: ApiRoute[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routes.push({ method, url: r.url });
+  });
 
   app.setErrorHandler((err, _req, reply) => {
     const p = toProblem(err);
@@ -56,13 +79,27 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       });
   await installAuth(app, {
     keys: verifier ?? 'off',
+    publicPrefixes: [DOCS_PREFIX],
     ...(options.defaultRatePerSec === undefined ? {} : { defaultRatePerSec: options.defaultRatePerSec }),
   });
 
+  await installOpenApi(app, options.commands.limits);
   jobRoutes(app, options.commands, options.pool);
-  if (options.schedules) scheduleRoutes(app, options.schedules);
+  if (options.schedules) scheduleRoutes(app, options.schedules, options.commands.limits);
   dlqRoutes(app, options.pool);
   keyRoutes(app, options.pool, verifier, log);
-  app.get('/healthz', { config: { scope: 'public' } }, () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    documented('public', {
+      summary: 'Liveness',
+      tag: 'health',
+      public: true,
+      ok: {
+        200: { description: 'serving', schema: { type: 'object', properties: { status: { const: 'ok' } } } },
+      },
+    }),
+    () => ({ status: 'ok' }),
+  );
+  await serveOpenApi(app);
   return app;
 }

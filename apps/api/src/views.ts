@@ -7,9 +7,10 @@ import {
   type Schedule,
 } from '@kairos/core';
 import type { AttemptRow } from '@kairos/db';
+import type { AttemptView, JobView, PreviewView } from './api-schemas.js';
 
 /** The JSON shape of a job in every response (snake_case, ISO-8601 times). */
-export function jobView(job: Job) {
+export function jobView(job: Job): JobView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     id: job.id,
@@ -46,7 +47,7 @@ export function jobView(job: Job) {
 }
 
 /** One attempt of a job: who ran it under which fence, how it ended. */
-export function attemptView(a: AttemptRow) {
+export function attemptView(a: AttemptRow): AttemptView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     attempt: a.attempt,
@@ -65,7 +66,7 @@ export function attemptView(a: AttemptRow) {
   };
 }
 
-export function previewView(e: PreviewEntry) {
+export function previewView(e: PreviewEntry): PreviewView {
   return { instant: e.instant, local: e.local, fire_at: e.fireAt, nominal: e.nominal, kind: e.kind };
 }
 

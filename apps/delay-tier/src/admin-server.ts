@@ -1,6 +1,13 @@
 import { KairosError, type FieldError } from '@kairos/core';
 import { assertResourceClass } from '@kairos/kafka';
-import { installAuth, problem, sendProblem, toProblem, type KeyVerifier } from '@kairos/http';
+import {
+  clientErrorProblem,
+  installAuth,
+  problem,
+  sendProblem,
+  toProblem,
+  type KeyVerifier,
+} from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -65,7 +72,7 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
   const log = options.log ?? silentLogger();
   const { admin, metrics } = options;
   // Admin bodies are a few bytes; anything large is a mistake or an attack.
-  const app = Fastify({ bodyLimit: 64 * 1024, logger: false });
+  const app = Fastify({ bodyLimit: 64 * 1024, logger: false, clientErrorHandler: clientErrorProblem });
 
   app.setErrorHandler((err, _req, reply) => {
     const p = toProblem(err);

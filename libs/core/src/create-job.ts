@@ -7,8 +7,8 @@ import { DEFAULT_RETRY_BACKOFF, MAX_RETRY_DELAY_MS } from './retry.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
-/** The wire shape of a create-job request (HTTP and, later, schedule-requests). */
-const createJobShape = z
+/** The wire shape of a create-job request (HTTP and schedule-requests); also its OpenAPI schema. */
+export const createJobShape = z
   .object({
     tenant: z.string().min(1).max(64).regex(NAME, 'letters, digits and . _ : - only'),
     type: z.string().min(1).max(128).regex(NAME, 'letters, digits and . _ : - only'),

@@ -5,7 +5,7 @@ import type { FieldError } from './errors.js';
 import type { JobLimits } from './limits.js';
 
 /** The wire shape of a reschedule request: a new due time, and optionally a new deadline. */
-const rescheduleShape = z
+export const rescheduleShape = z
   .object({
     due_at: z.iso.datetime({ offset: true }).optional(),
     delay_ms: z.number().int().min(0).optional(),

@@ -19,6 +19,8 @@ export interface AuthOptions {
   readonly keys: KeyVerifier | 'off';
   /** Requests per second of a key that has no rate of its own. Default: 1,000. */
   readonly defaultRatePerSec?: number;
+  /** Paths whose routes plugins add without a scope (a docs page's assets): public. Default: none. */
+  readonly publicPrefixes?: readonly string[];
 }
 
 export const DEFAULT_RATE_PER_SEC = 1000;
@@ -41,6 +43,9 @@ export async function installAuth(app: FastifyInstance, options: AuthOptions): P
   const defaultRate = options.defaultRatePerSec ?? DEFAULT_RATE_PER_SEC;
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
+    if (route.config?.scope === undefined && options.publicPrefixes?.some((p) => route.url.startsWith(p))) {
+      route.config = { ...route.config, scope: 'public' };
+    }
     if (route.config?.scope === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} declares no scope (config.scope)`);
     }

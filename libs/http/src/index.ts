@@ -1,3 +1,3 @@
-export { problem, sendProblem, toProblem, type Problem } from './problem.js';
+export { clientErrorProblem, problem, sendProblem, toProblem, type Problem } from './problem.js';
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
 export { installAuth, callerOf, DEFAULT_RATE_PER_SEC, type AuthOptions } from './auth.js';

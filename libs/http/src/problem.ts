@@ -1,4 +1,5 @@
 import { classifyError, ERROR_CODES, isKairosError, type FieldError } from '@kairos/core';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply } from 'fastify';
 
 /** RFC 9457 problem details; `code` is stable, `errors` lists every failing field. */
@@ -66,4 +67,25 @@ export function toProblem(err: unknown): Problem {
     );
   }
   return problem('INTERNAL', 500, 'internal error; see the server log');
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before any route sees it (headers too large, a
+ * malformed request, a client too slow) with problem+json too, as Fastify's `clientErrorHandler`.
+ */
+export function clientErrorProblem(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const p =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? problem('HEADERS_TOO_LARGE', 431, 'the request headers are larger than the server accepts')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? problem('REQUEST_TIMEOUT', 408, 'the request was not received in time')
+        : problem('BAD_REQUEST', 400, 'the request is not valid HTTP');
+  const body = JSON.stringify(p);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

@@ -139,7 +139,8 @@ function retryBackoff(given: { base_ms?: number; cap_ms?: number; jitter_ms?: nu
 type ScheduleShape = ReturnType<typeof buildShape>;
 const shapes = new WeakMap<JobLimits, ScheduleShape>();
 
-function shapeFor(limits: JobLimits): ScheduleShape {
+/** The wire shape of a schedule under these limits (cached per limits object); also its OpenAPI schema. */
+export function scheduleShapeFor(limits: JobLimits): ScheduleShape {
   let shape = shapes.get(limits);
   if (!shape) {
     shape = buildShape(limits);
@@ -188,7 +189,7 @@ export function parseScheduleSpec(
   now: Date,
   pathPrefix = '',
 ): Parsed<ScheduleSpec> {
-  const shape = shapeFor(limits).safeParse(input);
+  const shape = scheduleShapeFor(limits).safeParse(input);
   if (!shape.success) {
     return {
       ok: false,

@@ -1,0 +1,155 @@
+import {
+  createJobShape,
+  JOB_STATES,
+  jobSearchQuery,
+  rescheduleShape,
+  SCHEDULE_STATES,
+  scheduleShapeFor,
+  SCOPES,
+  type JobLimits,
+} from '@kairos/core';
+import { z } from 'zod';
+
+// The shapes of every answer of the API. The views are typed from them (so they cannot drift
+// apart at compile time), the OpenAPI document is generated from them and from the request
+// schemas core validates with, and the conformance test checks real answers against it.
+
+const time = z.iso.datetime();
+const nullableTime = time.nullable();
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z
+      .string()
+      .describe('stable, machine-readable: VALIDATION, NOT_FOUND, UNAUTHENTICATED, RATE_LIMITED …'),
+    errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+  })
+  .describe('RFC 9457 problem details (application/problem+json)');
+
+export const jobViewSchema = z.object({
+  id: z.uuid(),
+  tenant: z.string(),
+  type: z.string(),
+  resource_class: z.string(),
+  payload: z.unknown(),
+  state: z.enum(JOB_STATES),
+  due_at: time,
+  deadline_at: nullableTime,
+  idempotency_key: z.string().nullable(),
+  max_attempts: z.number().int(),
+  retry: z.object({ base_ms: z.number().int(), cap_ms: z.number().int(), jitter_ms: z.number().int() }),
+  attempt: z.number().int(),
+  fence: z.number().int(),
+  version: z.number().int(),
+  shard: z.number().int(),
+  created_at: time,
+  dispatched_at: nullableTime,
+  started_at: nullableTime,
+  finished_at: nullableTime,
+  last_error: z.string().nullable(),
+  last_failure_class: z.string().nullable(),
+  schedule_id: z.uuid().nullable(),
+  occurrence: z.object({ id: z.uuid(), at: time, kind: z.string() }).nullable(),
+});
+export type JobView = z.infer<typeof jobViewSchema>;
+
+export const attemptViewSchema = z.object({
+  attempt: z.number().int(),
+  fence: z.number().int(),
+  epoch: z.number().int(),
+  worker_id: z.string().nullable(),
+  outcome: z.string().nullable(),
+  failure_class: z.string().nullable(),
+  error_class: z.string().nullable(),
+  error_message: z.string().nullable(),
+  retry_after_ms: z.number().int().nullable(),
+  dispatched_at: nullableTime,
+  started_at: nullableTime,
+  finished_at: nullableTime,
+  suppressed: z.boolean(),
+});
+export type AttemptView = z.infer<typeof attemptViewSchema>;
+
+export const previewEntrySchema = z.object({
+  instant: time,
+  local: z.string(),
+  fire_at: time,
+  nominal: z.string(),
+  kind: z.enum(['regular', 'gap-shifted', 'overlap-first', 'overlap-last']),
+});
+export type PreviewView = z.infer<typeof previewEntrySchema>;
+
+export const keyViewSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  tenant: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  rate_per_sec: z.number().int().nullable(),
+  expires_at: nullableTime,
+  created_at: time,
+  created_by: z.string(),
+  revoked_at: nullableTime,
+  revoked_by: z.string().nullable(),
+});
+export type KeyView = z.infer<typeof keyViewSchema>;
+
+/** A schedule: its rules as in a create request, plus state and progress. */
+export function scheduleViewSchema(limits: JobLimits) {
+  return scheduleShapeFor(limits)
+    .omit({ start_at: true, end_at: true })
+    .extend({
+      id: z.uuid(),
+      start_at: nullableTime,
+      end_at: nullableTime,
+      idempotency_key: z.string().nullable(),
+      state: z.enum(SCHEDULE_STATES),
+      version: z.number().int(),
+      misfire_tolerance_ms: z.number().int(),
+      shard: z.number().int(),
+      next_fire: previewEntrySchema.nullable(),
+      generated_until: z.string().nullable(),
+      misfires_skipped: z.number().int(),
+      created_at: time,
+      updated_at: time,
+      paused_at: nullableTime,
+      deleted_at: nullableTime,
+    });
+}
+
+/** The request bodies and queries, exactly the schemas core validates them with. */
+export function requestSchemas(limits: JobLimits) {
+  return {
+    createJob: createJobShape,
+    reschedule: rescheduleShape,
+    schedule: scheduleShapeFor(limits),
+    jobSearch: jobSearchQuery,
+  };
+}
+
+export const jobPageSchema = z.object({ jobs: z.array(jobViewSchema), next_cursor: z.string().nullable() });
+
+export const jobCountsSchema = z.object({
+  tenant: z.string(),
+  total: z.number().int(),
+  counts: z.array(
+    z.object({ state: z.enum(JOB_STATES), resource_class: z.string(), count: z.number().int() }),
+  ),
+});
+
+export const whoamiSchema = z.object({
+  key_id: z.string(),
+  name: z.string(),
+  tenant: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  rate_per_sec: z.number().int().nullable(),
+});
+
+/** A new key's answer: the only one that holds its secret. */
+export const createdKeySchema = keyViewSchema.extend({ key: z.string() });
+
+/** A job of a batch create: `created: false` for a repeated idempotency key. */
+export const batchJobsSchema = z.object({ jobs: z.array(jobViewSchema.extend({ created: z.boolean() })) });
