@@ -103,7 +103,10 @@ export function keyRoutes(
     }),
     async (req: FastifyRequest<{ Params: { id: string } }>) => {
       const caller = callerOf(req);
-      const row = await revokeApiKey(pool, req.params.id, scopedTenant(caller), caller.keyId);
+      // An id that is no key id at all is simply not found (PostgreSQL is not asked).
+      const row = /^k_[0-9a-f]{12}$/.test(req.params.id)
+        ? await revokeApiKey(pool, req.params.id, scopedTenant(caller), caller.keyId)
+        : undefined;
       if (!row) throw new KairosError('NOT_FOUND', `no API key ${req.params.id}`);
       verifier?.forget(row.id);
       log.info({ keyId: row.id, by: caller.keyId }, 'API key revoked');

@@ -1,6 +1,14 @@
 import type { JobCommands, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
-import { clientErrorProblem, installAuth, KeyVerifier, problem, sendProblem, toProblem } from '@kairos/http';
+import {
+  clientErrorProblem,
+  frameworkErrorProblem,
+  installAuth,
+  KeyVerifier,
+  problem,
+  sendProblem,
+  toProblem,
+} from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { dlqRoutes } from './dlq-routes.js';
@@ -52,6 +60,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     bodyLimit: options.bodyLimit ?? 8 * 1024 * 1024,
     logger: false,
     clientErrorHandler: clientErrorProblem,
+    frameworkErrors: frameworkErrorProblem,
   });
   const routes: ApiRoute[] = [];
   ROUTES.set(app, routes);

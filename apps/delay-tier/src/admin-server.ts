@@ -2,6 +2,7 @@ import { KairosError, type FieldError } from '@kairos/core';
 import { assertResourceClass } from '@kairos/kafka';
 import {
   clientErrorProblem,
+  frameworkErrorProblem,
   installAuth,
   problem,
   sendProblem,
@@ -72,7 +73,12 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
   const log = options.log ?? silentLogger();
   const { admin, metrics } = options;
   // Admin bodies are a few bytes; anything large is a mistake or an attack.
-  const app = Fastify({ bodyLimit: 64 * 1024, logger: false, clientErrorHandler: clientErrorProblem });
+  const app = Fastify({
+    bodyLimit: 64 * 1024,
+    logger: false,
+    clientErrorHandler: clientErrorProblem,
+    frameworkErrors: frameworkErrorProblem,
+  });
 
   app.setErrorHandler((err, _req, reply) => {
     const p = toProblem(err);

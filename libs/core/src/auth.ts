@@ -87,6 +87,11 @@ export function withKeyTenant(p: Principal, body: unknown, pathPrefix?: string):
 
 /** The tenant filter of a list request: the key's own, or for an any-tenant key the query's. */
 export function listTenant(p: Principal, queried: string | undefined): string | undefined {
+  if (queried !== undefined && !TENANT.test(queried)) {
+    throw new KairosError('VALIDATION', 'invalid tenant', {
+      fields: [{ field: 'tenant', message: 'a tenant id: 1–64 letters, digits or . _ : -' }],
+    });
+  }
   if (p.tenant === ANY_TENANT) return queried;
   if (queried !== undefined && queried !== p.tenant) {
     throw new KairosError('FORBIDDEN', `this API key acts for tenant ${p.tenant} only`, {
@@ -95,6 +100,9 @@ export function listTenant(p: Principal, queried: string | undefined): string | 
   }
   return p.tenant;
 }
+
+/** A tenant id as every request names it (create-job's rule). */
+const TENANT = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 /** `kairos_<id>_<secret>`: the id finds the key's row, the secret proves possession. */
 const KEY_FORMAT = /^kairos_(k_[0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;

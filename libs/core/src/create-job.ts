@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldError, FieldRule } from './errors.js';
 import type { JobSpec } from './job.js';
 import type { JobLimits } from './limits.js';
+import { storableJson, storableText } from './storable.js';
 import { fieldErrorsOf, joinPath } from './zod-errors.js';
 import { DEFAULT_RETRY_BACKOFF, MAX_RETRY_DELAY_MS } from './retry.js';
 
@@ -13,11 +14,11 @@ export const createJobShape = z
     tenant: z.string().min(1).max(64).regex(NAME, 'letters, digits and . _ : - only'),
     type: z.string().min(1).max(128).regex(NAME, 'letters, digits and . _ : - only'),
     resource_class: z.string().min(1).max(32),
-    payload: z.unknown().optional(),
+    payload: z.unknown().optional().superRefine(storableJson),
     due_at: z.iso.datetime({ offset: true }).optional(),
     delay_ms: z.number().int().min(0).optional(),
     deadline_at: z.iso.datetime({ offset: true }).optional(),
-    idempotency_key: z.string().min(1).max(256).optional(),
+    idempotency_key: z.string().min(1).max(256).superRefine(storableText).optional(),
     max_attempts: z.number().int().min(1).optional(),
     retry: z
       .object({

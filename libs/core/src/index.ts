@@ -36,3 +36,4 @@ export * from './group-commit.js';
 export * from './tls-options.js';
 export * from './job-search.js';
 export * from './zod-errors.js';
+export * from './storable.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KairosError } from './errors.js';
 import { JOB_STATES, type JobState } from './job.js';
+import { storableText } from './storable.js';
 import { FAILURE_CLASSES } from './retry.js';
 import { fieldErrorsOf } from './zod-errors.js';
 
@@ -29,7 +30,7 @@ export const jobSearchQuery = z
     schedule_id: z.uuid().optional(),
     failure_class: list(z.enum(FAILURE_CLASSES)).optional(),
     /** Case-insensitive text the last error contains. */
-    error: z.string().min(1).max(200).optional(),
+    error: z.string().min(1).max(200).superRefine(storableText).optional(),
     due_after: time.optional(),
     due_before: time.optional(),
     created_after: time.optional(),

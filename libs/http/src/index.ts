@@ -1,3 +1,10 @@
-export { clientErrorProblem, problem, sendProblem, toProblem, type Problem } from './problem.js';
+export {
+  clientErrorProblem,
+  frameworkErrorProblem,
+  problem,
+  sendProblem,
+  toProblem,
+  type Problem,
+} from './problem.js';
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
 export { installAuth, callerOf, DEFAULT_RATE_PER_SEC, type AuthOptions } from './auth.js';

@@ -89,3 +89,8 @@ export function clientErrorProblem(err: Error & { code?: string }, socket: Duple
   }
   socket.destroy(err);
 }
+
+/** Fastify's `frameworkErrors`: a URL it cannot decode (`/v1/jobs/%ZZ`) is problem+json too. */
+export function frameworkErrorProblem(err: Error, _req: unknown, reply: FastifyReply): void {
+  void sendProblem(reply, problem('BAD_URL', 400, `the URL is not valid: ${err.message}`));
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storableJson } from '../storable.js';
 import { joinPath } from '../zod-errors.js';
 import type { Parsed } from '../create-job.js';
 import type { FieldError } from '../errors.js';
@@ -68,6 +69,7 @@ function buildShape(limits: JobLimits) {
           payload: z
             .unknown()
             .optional()
+            .superRefine(storableJson)
             .superRefine((value, ctx) => {
               const bytes = new TextEncoder().encode(JSON.stringify(value ?? {})).length;
               if (bytes > limits.maxPayloadBytes) {
