@@ -56,7 +56,7 @@ export class ProcessDeployment {
   readonly #apps: RunningApp[] = [];
   /** A pool on the namespace's schema, for checks (the apps have their own). */
   pool!: Pool;
-  /** The API's base URL once an api app is ready ('' before). */
+  /** The API's base URL once an api app is ready ('' before); a restarted API's once the first is gone. */
   apiUrl = '';
   /** An admin key of every tenant for this namespace's API (`Authorization: Bearer …`). */
   apiKey = '';
@@ -165,7 +165,8 @@ export class ProcessDeployment {
 
   #noteApiUrl(line: string): void {
     const url = (parseLine(line) as { url?: unknown } | undefined)?.url;
-    if (this.apiUrl === '' && typeof url === 'string') this.apiUrl = url;
+    // The first API, or a new one when every earlier one has exited (a test killed it).
+    if (typeof url === 'string' && (this.apiUrl === '' || this.apps('api').length <= 1)) this.apiUrl = url;
   }
 
   /** Running (not exited) apps, optionally of one kind. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createApiServer } from '@kairos/api';
 import {
   JobCommands,
+  Replays,
   ScheduleCommands,
   type JobCommandsOptions,
   type ScheduleCommandsOptions,
@@ -130,9 +131,13 @@ export class InProcessPipeline {
     });
     if (this.#o.api ?? true) {
       this.apiKey = await createAdminKey(this.pool, 'harness');
+      const replays = new Replays({ pool: this.pool, jobs: this.commands, instanceId: `api-${this.#o.id}` });
+      await replays.start();
+      this.#stops.push(() => replays.stop());
       const api = await createApiServer({
         commands: this.commands,
         schedules: this.schedules,
+        replays,
         pool: this.pool,
         log: this.#log('api'),
       });

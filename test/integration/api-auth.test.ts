@@ -73,6 +73,7 @@ async function snapshot(p: Pipeline): Promise<string> {
     await q('SELECT id, state, version, tenant_id FROM schedules ORDER BY id'),
     await q('SELECT id, revoked_at FROM api_keys ORDER BY id'),
     await q('SELECT count(*) FROM request_ledger'),
+    await q('SELECT count(*) FROM replays'),
   ].join('\n');
 }
 
@@ -89,7 +90,7 @@ interface Route {
 }
 
 /** Every route of the API. */
-function routes(ids: { job: string; schedule: string; key: string }): Route[] {
+function routes(ids: { job: string; schedule: string; key: string; replay: string }): Route[] {
   const backfill = {
     from: new Date(Date.now() - 3 * 86_400_000).toISOString(),
     to: new Date().toISOString(),
@@ -109,6 +110,16 @@ function routes(ids: { job: string; schedule: string; key: string }): Route[] {
     { method: 'GET', path: '/v1/jobs?tenant=acme', other: { status: 403 } },
     { method: 'GET', path: '/v1/jobs:counts?tenant=acme', other: { status: 403 } },
     { method: 'GET', path: '/v1/dead-letters?tenant=acme', other: { status: 403 } },
+    {
+      method: 'POST',
+      path: '/v1/dead-letters:replay',
+      body: { filter: {} },
+      other: namesAcme({ filter: { tenant: 'acme' } }),
+    },
+    { method: 'GET', path: '/v1/replays' },
+    { method: 'GET', path: `/v1/replays/${ids.replay}`, other: notFound },
+    { method: 'POST', path: `/v1/replays/${ids.replay}/cancel`, other: notFound },
+    { method: 'POST', path: `/v1/jobs/${ids.job}/rerun`, other: notFound },
     { method: 'DELETE', path: `/v1/jobs/${ids.job}`, other: notFound },
     {
       method: 'POST',
@@ -175,7 +186,12 @@ test('every route × (no key, a bad key, a key without the scope, another tenant
   const sched = await call(p.apiUrl, acmeAdmin.key, 'POST', '/v1/schedules', schedule());
   expect(sched.status, JSON.stringify(sched.json)).toBe(201);
   expect(sched.json.tenant).toBe('acme');
-  const ids = { job: created.json.id, schedule: sched.json.id, key: acmeSpare.id };
+  const replay = await call(p.apiUrl, acmeAdmin.key, 'POST', '/v1/dead-letters:replay', {
+    filter: { type: 'nothing.here' },
+    dry_run: false,
+  });
+  expect(replay.status).toBe(202);
+  const ids = { job: created.json.id, schedule: sched.json.id, key: acmeSpare.id, replay: replay.json.id };
 
   const before = await snapshot(p);
   const wrongSecret = acmeAdmin.key.slice(0, -4) + (acmeAdmin.key.endsWith('AAAA') ? 'BBBB' : 'AAAA');

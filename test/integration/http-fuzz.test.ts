@@ -203,6 +203,13 @@ function calls(ids: { job: string; schedule: string }): fc.Arbitrary<Call> {
       fc.constant('/v1/keys'),
       mutated(() => ({ name: 'k', tenant: 'acme', scopes: ['jobs:read'] })),
     ),
+    withBody(
+      'POST',
+      fc.constant('/v1/dead-letters:replay'),
+      mutated(() => ({ filter: { tenant: 'acme', type: 'fuzz.job' }, dry_run: true, rate_per_sec: 10 })),
+    ),
+    fc.record({ method: fc.constant('POST'), path: jid.map((j) => `/v1/jobs/${j}/rerun`), headers }),
+    fc.record({ method: fc.constant('POST'), path: id.map((r) => `/v1/replays/${r}/cancel`), headers }),
     fc.record({
       method: fc.constant('GET'),
       path: fc.oneof(
@@ -215,6 +222,8 @@ function calls(ids: { job: string; schedule: string }): fc.Arbitrary<Call> {
         fc.tuple(sid, query).map(([s, q]) => `/v1/schedules/${s}/preview${q}`),
         fc.tuple(sid, query).map(([s, q]) => `/v1/schedules/${s}/runs${q}`),
         id.map((s) => `/v1/schedules/${s}`),
+        id.map((r) => `/v1/replays/${r}`),
+        fc.constant('/v1/replays'),
       ),
       headers,
     }),

@@ -3,7 +3,7 @@ import { apiRoutes } from '@kairos/api';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
-import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
 
 // The OpenAPI document cannot drift from the API: every route is in it and every operation is a
 // route; every answer below (a success and each documented error of every route) has a status
@@ -136,7 +136,8 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   ).json.key as string;
   const created = (await c.send('POST', '/v1/jobs', { body: job() })).json;
   const jobId = created.id as string;
-  await c.send('POST', '/v1/jobs', { body: { ...job(), idempotency_key: 'k1' } });
+  const live = (await c.send('POST', '/v1/jobs', { body: { ...job(), idempotency_key: 'k1' } })).json
+    .id as string;
   await c.send('POST', '/v1/jobs', { body: { ...job(), idempotency_key: 'k1' } });
   const sched = (await c.send('POST', '/v1/schedules', { body: { ...schedule(), idempotency_key: 's1' } }))
     .json;
@@ -182,6 +183,21 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   await c.send('GET', '/v1/keys');
   await c.send('DELETE', `/v1/keys/${spareKey}`);
   await c.send('GET', '/v1/whoami');
+  // Dead letters: a dry run, a replay of none (it ends at once), a slow one cancelled, a re-run.
+  const dead = (await c.send('POST', '/v1/jobs', { body: job() })).json.id as string;
+  await p.pool.query(`UPDATE jobs SET state = 'FAILED', finished_at = now() WHERE id = $1`, [dead]);
+  await c.send('POST', '/v1/dead-letters:replay', { body: { filter: { tenant: 'acme' } } });
+  const none = { filter: { tenant: 'acme', type: 'nothing.here' }, dry_run: false };
+  const replay = (await c.send('POST', '/v1/dead-letters:replay', { body: none })).json.id as string;
+  await c.send('GET', '/v1/replays');
+  await eventually(
+    'the empty replay to end',
+    async () => (await c.send('GET', `/v1/replays/${replay}`)).json.state === 'DONE',
+  );
+  const slowBody = { filter: { tenant: 'acme' }, dry_run: false, rate_per_sec: 1 };
+  const slowReplay = (await c.send('POST', '/v1/dead-letters:replay', { body: slowBody })).json.id as string;
+  await c.send('POST', `/v1/replays/${slowReplay}/cancel`);
+  await c.send('POST', `/v1/jobs/${jobId}/rerun`);
   await c.send('GET', '/healthz', { key: null });
 
   // Every route: no key (401) and a key without its scope (403); ids nobody has (404); bad input
@@ -203,6 +219,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
     ['POST', `/v1/schedules/${sid}/trigger`],
     ['POST', `/v1/schedules/${sid}/backfill`],
     ['POST', '/v1/keys'],
+    ['POST', '/v1/dead-letters:replay'],
   ];
   for (const t of operations) {
     const [method, template] = t.split(' ') as [string, string];
@@ -242,6 +259,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
     ['POST', '/v1/schedules/not-a-uuid/pause'],
     ['GET', `/v1/schedules/${sid}/preview?count=0`],
     ['GET', `/v1/schedules/${sid}/runs?limit=0`],
+    ['POST', '/v1/jobs/not-a-uuid/rerun'],
   ] as const) {
     expect((await c.send(m, path)).status).toBe(400);
   }
@@ -261,6 +279,9 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
     ['GET', `/v1/schedules/${unknownSched}/preview`],
     ['GET', `/v1/schedules/${unknownSched}/runs`],
     ['DELETE', '/v1/keys/k_000000000000'],
+    ['GET', `/v1/replays/${unknownJob}`],
+    ['POST', `/v1/replays/${unknownJob}/cancel`],
+    ['POST', `/v1/jobs/${unknownJob}/rerun`],
   ] as const) {
     expect((await c.send(m, path, { body })).status).toBe(404);
   }
@@ -273,6 +294,8 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
     ['POST', `/v1/schedules/${gone}/resume`, {}],
     ['POST', `/v1/schedules/${gone}/trigger`, {}],
     ['POST', `/v1/schedules/${gone}/backfill`, range],
+    ['POST', `/v1/replays/${replay}/cancel`],
+    ['POST', `/v1/jobs/${live}/rerun`],
   ] as const) {
     expect((await c.send(m, path, { body })).status, `${m} ${path}`).toBe(409);
   }

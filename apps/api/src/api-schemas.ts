@@ -52,6 +52,7 @@ export const jobViewSchema = z.object({
   finished_at: nullableTime,
   last_error: z.string().nullable(),
   last_failure_class: z.string().nullable(),
+  replay_of: z.uuid().nullable().describe('the job this one replays or re-runs'),
   schedule_id: z.uuid().nullable(),
   occurrence: z.object({ id: z.uuid(), at: time, kind: z.string() }).nullable(),
 });
@@ -153,3 +154,16 @@ export const createdKeySchema = keyViewSchema.extend({ key: z.string() });
 
 /** A job of a batch create: `created: false` for a repeated idempotency key. */
 export const batchJobsSchema = z.object({ jobs: z.array(jobViewSchema.extend({ created: z.boolean() })) });
+
+export const replaySchema = z.object({
+  id: z.uuid(),
+  tenant: z.string(),
+  filter: z.record(z.string(), z.unknown()),
+  rate_per_sec: z.number().int(),
+  state: z.enum(['RUNNING', 'DONE', 'CANCELLED']),
+  selected: z.number().int(),
+  replayed: z.number().int(),
+  created_by: z.string(),
+  created_at: z.iso.datetime(),
+  finished_at: z.iso.datetime().nullable(),
+});

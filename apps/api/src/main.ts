@@ -1,4 +1,4 @@
-import { JobCommands, ScheduleCommands } from '@kairos/commands';
+import { JobCommands, Replays, ScheduleCommands } from '@kairos/commands';
 import {
   apiEnv,
   createGroupEnv,
@@ -24,7 +24,7 @@ import { createApiServer } from './server.js';
 
 runMain(async () => {
   const env = kairosEnv();
-  const { port, host, ...auth } = apiEnv();
+  const { port, host, replayStaleMs, ...auth } = apiEnv();
   const log = createLogger({ component: 'api', level: env.logLevel });
   const topics = topicNames(env.topicPrefix);
   const kafka = createKafka(kafkaClientOptions(env, 'api'));
@@ -58,11 +58,20 @@ runMain(async () => {
     limits,
     ...scheduleEnv(),
   });
-  const app = await createApiServer({ commands, schedules, pool, log, ...auth });
+  const replays = new Replays({
+    pool,
+    jobs: commands,
+    instanceId: env.instanceId,
+    staleMs: replayStaleMs,
+    onError: (err, replayId) => log.error({ err, replayId }, 'replay failed; the next sweep retries it'),
+  });
+  await replays.start();
+  const app = await createApiServer({ commands, schedules, replays, pool, log, ...auth });
   const url = await app.listen({ host, port });
   log.info({ url }, 'api listening');
   onShutdown(async () => {
     await app.close();
+    await replays.stop();
     await relay?.stop();
     await pool.end();
   });

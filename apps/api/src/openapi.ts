@@ -7,6 +7,7 @@ import {
   keyViewSchema,
   previewEntrySchema,
   problemSchema,
+  replaySchema,
   scheduleViewSchema,
 } from './api-schemas.js';
 import type { JobLimits } from '@kairos/core';
@@ -31,6 +32,7 @@ export async function installOpenApi(app: FastifyInstance, limits: JobLimits): P
     FireTime: previewEntrySchema,
     ApiKey: keyViewSchema,
     Schedule: scheduleViewSchema(limits),
+    Replay: replaySchema,
   };
   for (const [id, schema] of Object.entries(shared)) app.addSchema({ $id: id, ...jsonOf(schema) });
   await app.register(swagger, {

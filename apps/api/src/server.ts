@@ -1,4 +1,4 @@
-import type { JobCommands, ScheduleCommands } from '@kairos/commands';
+import type { JobCommands, Replays, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
 import {
   clientErrorProblem,
@@ -16,12 +16,15 @@ import { jobRoutes } from './job-routes.js';
 import { keyRoutes } from './key-routes.js';
 import { DOCS_PREFIX, installOpenApi, serveOpenApi } from './openapi.js';
 import { documented } from './route-docs.js';
+import { replayRoutes } from './replay-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
 
 export interface ApiOptions {
   readonly commands: JobCommands;
   /** Recurring schedules (the /v1/schedules routes exist only when given). */
   readonly schedules?: ScheduleCommands;
+  /** Dead-letter replays and re-runs (the routes exist only when given; the caller starts and stops it). */
+  readonly replays?: Replays;
   /** The database of the API keys (and of what the API reads beyond the commands). */
   readonly pool: Pool;
   /**
@@ -96,6 +99,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   jobRoutes(app, options.commands, options.pool);
   if (options.schedules) scheduleRoutes(app, options.schedules, options.commands.limits);
   dlqRoutes(app, options.pool);
+  if (options.replays) replayRoutes(app, options.replays);
   keyRoutes(app, options.pool, verifier, log);
   app.get(
     '/healthz',

@@ -34,6 +34,7 @@ export function jobView(job: Job): JobView {
     finished_at: iso(job.finishedAt),
     last_error: job.lastError,
     last_failure_class: job.lastFailureClass,
+    replay_of: job.replayOf,
     // A run of a recurring schedule: which schedule and occurrence (null for a one-time job).
     schedule_id: job.occurrence?.scheduleId ?? null,
     occurrence: job.occurrence

@@ -33,3 +33,4 @@ export type {
   ScheduleCreateResult,
   TriggerResult,
 } from './schedule-types.js';
+export { Replays, type ReplaysOptions } from './replays.js';

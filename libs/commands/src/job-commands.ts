@@ -18,6 +18,8 @@ import {
   findRequestKey,
   findJob,
   inTransaction,
+  insertJobs,
+  setReplayOf,
   rescheduleScheduledJob,
   writeOutbox,
   type LedgerEntry,
@@ -152,6 +154,39 @@ export class JobCommands {
       firstOfEachKey(rows).map((r) => this.#event(r, now, ctx.traceparent ?? null)),
     );
     return writeCreates(this.#o.pool, rows, new Map(events.map((e) => [e.jobId, e])));
+  }
+
+  /**
+   * New jobs copying finished ones (a replay of dead letters, a re-run), inside the caller's
+   * transaction: same tenant, type, class, payload and retry policy, a fresh id and attempt
+   * budget, due now, no deadline and no idempotency key, `replay_of` the original; each with its
+   * SCHEDULED event, so it takes the normal path.
+   */
+  async copyJobs(tx: PoolClient, originals: readonly Job[]): Promise<Job[]> {
+    if (originals.length === 0) return [];
+    const now = this.#now();
+    const rows = originals.map((o) =>
+      this.#row({
+        tenantId: o.tenantId,
+        idempotencyKey: null,
+        type: o.type,
+        resourceClass: o.resourceClass,
+        payload: o.payload,
+        dueAt: now,
+        deadlineAt: null,
+        maxAttempts: o.maxAttempts,
+        retry: o.retry,
+      }),
+    );
+    const events = await Promise.all(rows.map((r) => this.#event(r, now, null)));
+    const jobs = await insertJobs(tx, rows);
+    await writeOutbox(tx, events);
+    const of = new Map(rows.map((r, i) => [r.id, originals[i]!.id]));
+    await setReplayOf(
+      tx,
+      [...of].map(([id, o]) => ({ id, of: o })),
+    );
+    return jobs.map((j) => ({ ...j, replayOf: of.get(j.id) ?? null }));
   }
 
   #event(row: NewJobRow, now: Date, traceparent: string | null): Promise<OutboxRow> {

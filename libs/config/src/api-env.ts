@@ -19,6 +19,8 @@ export interface ApiEnv extends HttpAuthEnv {
   readonly port: number;
   /** KAIROS_API_HOST, default 127.0.0.1. */
   readonly host: string;
+  /** KAIROS_REPLAY_STALE_MS: a replay whose runner has been quiet this long is resumed by another, default 15,000. */
+  readonly replayStaleMs: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -28,6 +30,7 @@ export function apiEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
   return {
     port: intVar(env, 'KAIROS_API_PORT', 58090, 0, 65535),
     host,
+    replayStaleMs: intVar(env, 'KAIROS_REPLAY_STALE_MS', 15_000, 1000, 3_600_000),
     ...httpAuthEnv(env, host, 'KAIROS_API_HOST'),
   };
 }

@@ -5,6 +5,7 @@ test('the API needs keys by default; auth off is refused unless it listens on lo
   expect(apiEnv({})).toEqual({
     port: 58090,
     host: '127.0.0.1',
+    replayStaleMs: 15_000,
     auth: 'keys',
     keyCacheMs: 5000,
     defaultRatePerSec: 1000,

@@ -52,6 +52,8 @@ export interface Job extends JobSpec {
   readonly lastError: string | null;
   /** The failure class of the latest failed attempt (transient, throttled, permanent, ambiguous). */
   readonly lastFailureClass: string | null;
+  /** The job this one replays or re-runs (a new job of the same kind), or null. */
+  readonly replayOf: string | null;
   /** For a run of a recurring schedule: which schedule and occurrence (absent or null otherwise). */
   readonly occurrence?: JobOccurrence | null;
 }

@@ -19,3 +19,4 @@ export { sweepOutboxSoon } from './outbox-sweeper.js';
 // Loading this package teaches classifyError PostgreSQL's errors.
 registerErrorRecogniser(recognisePgError);
 export * from './job-search.js';
+export * from './replays.js';

@@ -11,7 +11,7 @@ export interface JobPage {
 }
 
 /** The WHERE clause of a search and its parameters ($1 is always the tenant). */
-function whereOf(s: JobSearch): { sql: string; values: unknown[] } {
+export function searchWhere(s: JobSearch): { sql: string; values: unknown[] } {
   const values: unknown[] = [s.tenant];
   const and: string[] = ['tenant_id = $1'];
   const add = (sql: (p: string) => string, value: unknown) => {
@@ -43,7 +43,7 @@ function whereOf(s: JobSearch): { sql: string; values: unknown[] } {
 
 /** The SELECT of a search (exported for the EXPLAIN test: it must never scan a table whole). */
 export function searchStatement(s: JobSearch): { text: string; values: unknown[] } {
-  const where = whereOf(s);
+  const where = searchWhere(s);
   where.values.push(s.limit + 1);
   return {
     text: `SELECT ${JOB_ROW_COLUMNS}, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us

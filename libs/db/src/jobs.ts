@@ -68,6 +68,8 @@ export interface JobDbRow {
   last_error: string | null;
   /** Since migration 0009. */
   last_failure_class?: string | null;
+  /** Since migration 0010. */
+  replay_of?: string | null;
   /** Since migration 0006. */
   schedule_id?: string | null;
   occurrence_id?: string | null;
@@ -105,6 +107,7 @@ export const JOB_ROW_COLUMNS = (
     'finished_at',
     'last_error',
     'last_failure_class',
+    'replay_of',
     'schedule_id',
     'occurrence_id',
     'occurrence_at',
@@ -142,6 +145,7 @@ export function toJob(r: JobDbRow): Job {
     finishedAt: r.finished_at,
     lastError: r.last_error,
     lastFailureClass: r.last_failure_class ?? null,
+    replayOf: r.replay_of ?? null,
     occurrence:
       r.schedule_id && r.occurrence_id && r.occurrence_at
         ? {
