@@ -1,5 +1,5 @@
 import type { Replays } from '@kairos/commands';
-import { KairosError, listTenant, parseJobSearch, scopedTenant } from '@kairos/core';
+import { fieldErrorsOf, KairosError, listTenant, parseJobSearch, scopedTenant } from '@kairos/core';
 import type { Replay } from '@kairos/db';
 import { callerOf } from '@kairos/http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -43,10 +43,7 @@ function parseBody(body: unknown) {
   const parsed = replayBody.safeParse(body ?? {});
   if (!parsed.success) {
     throw new KairosError('VALIDATION', 'invalid replay', {
-      fields: parsed.error.issues.map((i) => ({
-        field: i.path.map(String).join('.') || '(body)',
-        message: i.message,
-      })),
+      fields: fieldErrorsOf(parsed.error),
     });
   }
   if ('state' in parsed.data.filter) {
