@@ -2,7 +2,7 @@ import type { Job } from '@kairos/core';
 import type { OutboxRow } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
 import { SCHEMAS, type DlqEntryRecord, type JobEventRecord } from '@kairos/schemas';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from './ids.js';
 
 /** Outbox aggregatetype of job events; the connector routes it to `kairos.job-events`. */
 export const JOB_EVENTS_AGGREGATE = 'job-events';
@@ -61,7 +61,7 @@ export async function jobEventOutboxRow(
   now: Date,
   traceparent: string | null,
 ): Promise<OutboxRow> {
-  const id = uuidv7();
+  const id = newId();
   return {
     id,
     aggregateType: JOB_EVENTS_AGGREGATE,
@@ -91,7 +91,7 @@ export async function dlqOutboxRow(
   entry: Omit<DlqEntryRecord, 'event_id'>,
   traceparent: string | null,
 ): Promise<OutboxRow> {
-  const id = uuidv7();
+  const id = newId();
   return {
     id,
     aggregateType: dlqAggregate(entry.resource_class),

@@ -28,7 +28,7 @@ import {
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from './ids.js';
 import { jobEventOutboxRow } from './events.js';
 import type { HandlerOptions } from './handler-options.js';
 import { firstOfEachKey, writeCreates, type CreateResult } from './job-creates.js';
@@ -338,7 +338,7 @@ export class JobCommands {
   }
 
   #row(spec: JobSpec): NewJobRow {
-    const id = uuidv7();
+    const id = newId();
     return { ...spec, id, routingKey: id, shard: shardOf(id, this.#o.jobEventPartitions) };
   }
 

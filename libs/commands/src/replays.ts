@@ -26,7 +26,7 @@ import {
   type Replay,
   type ReplayPreview,
 } from '@kairos/db';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from './ids.js';
 import type { JobCommands } from './job-commands.js';
 
 export interface ReplaysOptions {
@@ -97,7 +97,7 @@ export class Replays implements Service {
 
   /** Creates a replay of the search's dead letters and starts running it here. */
   async create(search: JobSearch, filter: object, ratePerSec: number, actor: string): Promise<Replay> {
-    const id = uuidv7();
+    const id = newId();
     const replay = await inTransaction(this.#o.pool, async (tx) => {
       const r = await insertReplay(
         tx,

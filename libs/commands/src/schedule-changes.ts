@@ -6,7 +6,7 @@ import {
   saveSchedule,
   type PoolClient,
 } from '@kairos/db';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from './ids.js';
 import {
   createRuns,
   generateOccurrences,
@@ -139,7 +139,7 @@ export async function triggerIn(
   now: Date,
   traceparent: string | null,
 ): Promise<ScheduleChangeResult> {
-  const occurrence = occurrenceId(s.id, `trigger ${key ?? uuidv7()}`);
+  const occurrence = occurrenceId(s.id, `trigger ${key ?? newId()}`);
   const existing = await findOccurrenceJob(tx, s.id, occurrence);
   if (existing) return { schedule: s, job: existing, applied: false };
   const row = occurrenceJobRow(s, {

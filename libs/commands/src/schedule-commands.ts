@@ -29,7 +29,7 @@ import {
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from './ids.js';
 import { keyUsedElsewhere, requestKeyOf } from './request-keys.js';
 import { backfillSchedule, type BackfillDeps, type BackfillResult } from './schedule-backfill.js';
 import { deleteIn, pauseIn, resumeIn, triggerIn, updateIn, type ChangeDeps } from './schedule-changes.js';
@@ -138,7 +138,7 @@ export class ScheduleCommands {
       if (existing) return { schedule: existing, created: false };
     }
     const now = this.#now();
-    const id = uuidv7();
+    const id = newId();
     const draft: Schedule = {
       ...spec,
       id,

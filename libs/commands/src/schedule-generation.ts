@@ -28,7 +28,7 @@ import {
   type PoolClient,
 } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from './ids.js';
 import { jobEventOutboxRow } from './events.js';
 
 /** How far ahead occurrences are generated. */
@@ -76,7 +76,7 @@ export function occurrenceJobRow(
 ): NewJobRow {
   const t = schedule.job;
   return {
-    id: uuidv7(),
+    id: newId(),
     tenantId: schedule.tenantId,
     idempotencyKey: null,
     type: t.type,
