@@ -7,7 +7,7 @@ import { KairosAdapter } from './adapters/kairos.js';
 import { peerAdapters } from './adapters/peers.js';
 import { stackPids } from './cpu.js';
 import { machine, writeReport } from './report.js';
-import { benchServices, ROOT } from './services.js';
+import { benchServices, ROOT, stackDir } from './services.js';
 import { warmUp, type Measurement, type Size, type Workload } from './workload.js';
 import { crash } from './workloads/crash.js';
 import { delay } from './workloads/delay.js';
@@ -85,7 +85,7 @@ const program = new Command('bench')
       const systems = adapters(opts.systems.split(',').map((s) => s.trim()));
       const profileDir = opts.profile === undefined ? undefined : resolve(opts.profile);
       const services = await benchServices(ROOT, log);
-      const cpuRoots = stackPids(ROOT);
+      const cpuRoots = stackPids(stackDir(ROOT));
       const t0 = Date.now();
       const raw: Measurement[] = [];
       const failures: string[] = [];

@@ -18,17 +18,9 @@ function procStat(pid: number): { ppid: number; ticks: number } | undefined {
   }
 }
 
-/** The stack's service pids from the pid files of the local stack (empty for external services). */
-export function stackPids(root: string): number[] {
-  const run = resolve(root, '.kairos', 'run');
-  try {
-    return readdirSync(run)
-      .filter((f) => f.endsWith('.pid'))
-      .map((f) => Number(readFileSync(resolve(run, f), 'utf8').trim()))
-      .filter((n) => Number.isInteger(n) && n > 0);
-  } catch {
-    return [];
-  }
+/** The stack's service pids from the pid files of the local stack in `dataDir` (empty for external services). */
+export function stackPids(dataDir: string): number[] {
+  return [...stackPidsByName(dataDir).values()];
 }
 
 type Sample = Map<number, { ppid: number; ticks: number }>;
@@ -79,9 +71,12 @@ export function cpuSecondsBetween(before: Sample, after: Sample): number {
   return Math.max(0, ticks) / TICKS;
 }
 
-/** The local stack's service pids by service name (postgres, redis, kafka, connect, registry). */
-export function stackPidsByName(root: string): Map<string, number> {
-  const run = resolve(root, '.kairos', 'run');
+/**
+ * The local stack's service pids by service name (postgres, redis, kafka, connect, registry), from
+ * its data folder (`stackConfigFromEnv(ROOT).dataDir`: `.kairos`, or KAIROS_STACK_DIR).
+ */
+export function stackPidsByName(dataDir: string): Map<string, number> {
+  const run = resolve(dataDir, 'run');
   const out = new Map<string, number>();
   try {
     for (const f of readdirSync(run).filter((name) => name.endsWith('.pid'))) {

@@ -7,3 +7,8 @@ export async function benchServices(root: string, log: (line: string) => void): 
 }
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
+
+/** The local stack's data folder (`.kairos`, or KAIROS_STACK_DIR): where its pid files are. */
+export function stackDir(root: string): string {
+  return stackConfigFromEnv(root).dataDir;
+}

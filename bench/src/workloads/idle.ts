@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuByLabel, cpuSample, processLabel, stackPidsByName } from '../cpu.js';
-import { ROOT } from '../services.js';
+import { ROOT, stackDir } from '../services.js';
 import { StartLog, type Measurement, type Workload } from '../workload.js';
 
 /** The services each system needs; their idle cost is its own (Kafka's is Kairos's, not BullMQ's). */
@@ -26,7 +26,7 @@ export const idle: Workload = {
     await adapter.startWorker(10, starts.onStart);
     try {
       await sleep(5000); // start-up work (group joins, first metadata, JIT) is not idle cost
-      const stack = [...stackPidsByName(ROOT)];
+      const stack = [...stackPidsByName(stackDir(ROOT))];
       const uses = ([name]: [string, number]) => (SERVICES[adapter.name] ?? []).includes(name);
       const services = new Map(stack.filter(uses));
       const roots = [...services.values()];

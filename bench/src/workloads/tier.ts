@@ -1,11 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { InProcessPipeline, stackConfigFromEnv } from '@kairos/ops';
+import { InProcessPipeline } from '@kairos/ops';
 import { HotSet } from '@kairos/redis';
 import { Redis } from 'ioredis';
 import { KairosInProcessAdapter } from '../adapters/kairos-in-process.js';
-import { ROOT } from '../services.js';
+import { stackPids } from '../cpu.js';
+import { ROOT, stackDir } from '../services.js';
 import { deliveryCheck } from '../stats.js';
 import {
   keys,
@@ -59,21 +58,9 @@ function request(key: string, dueAtMs: number | null) {
   };
 }
 
-/**
- * The CLI counts the CPU of the stack whose pid files are under <root>/.kairos; a stack kept in
- * KAIROS_STACK_DIR (say, on other ports, away from test runs) is found here, so its services count.
- */
+/** The CLI's CPU roots, or the local stack's when it passed none (the in-process tier runs alone). */
 function cpuRootsOf(ctx: WorkloadContext): readonly number[] {
-  if (ctx.cpuRoots.length > 0) return ctx.cpuRoots;
-  const run = resolve(stackConfigFromEnv(ROOT).dataDir, 'run');
-  try {
-    return readdirSync(run)
-      .filter((f) => f.endsWith('.pid'))
-      .map((f) => Number(readFileSync(resolve(run, f), 'utf8').trim()))
-      .filter((n) => Number.isInteger(n) && n > 0);
-  } catch {
-    return [];
-  }
+  return ctx.cpuRoots.length > 0 ? ctx.cpuRoots : stackPids(stackDir(ROOT));
 }
 
 /** One line per variant as soon as it is measured: an interrupted run still leaves its figures. */
