@@ -20,3 +20,10 @@ function random16(): Uint8Array {
 export function newId(): string {
   return v7({ random: random16() });
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `id` has the form of a UUID (any version): what PostgreSQL's uuid type accepts. */
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}

@@ -28,7 +28,7 @@ import {
   type Pool,
   type PoolClient,
 } from '@kairos/db';
-import { newId } from './ids.js';
+import { isUuid, newId } from './ids.js';
 import { jobEventOutboxRow } from './events.js';
 import type { HandlerOptions } from './handler-options.js';
 import { firstOfEachKey, writeCreates, type CreateResult } from './job-creates.js';
@@ -347,10 +347,8 @@ export class JobCommands {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function assertUuid(id: string): void {
-  if (!UUID.test(id)) {
+  if (!isUuid(id)) {
     throw new KairosError('VALIDATION', `job id "${id}" is not a UUID`, {
       fields: [{ field: 'id', message: 'not a UUID' }],
     });

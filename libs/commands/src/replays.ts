@@ -26,7 +26,7 @@ import {
   type Replay,
   type ReplayPreview,
 } from '@kairos/db';
-import { newId } from './ids.js';
+import { isUuid, newId } from './ids.js';
 import type { JobCommands } from './job-commands.js';
 
 export interface ReplaysOptions {
@@ -155,7 +155,7 @@ export class Replays implements Service {
   }
 
   async #own(id: string, tenant: string | undefined): Promise<Replay> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(id);
+    if (!isUuid(id)) throw notFound(id);
     const r = await findReplay(this.#o.pool, id);
     if (!r || (tenant !== undefined && r.tenant !== tenant)) throw notFound(id);
     return r;
