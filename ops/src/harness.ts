@@ -109,7 +109,8 @@ export class InProcessPipeline {
       publishOutboxAfterCommit(this.pool, undefined);
       await relay?.stop();
     });
-    this.codec = new AvroCodec(createRegistryClient({ url: services.registryUrl }));
+    const registry = createRegistryClient({ url: services.registryUrl });
+    this.codec = new AvroCodec(registry);
     this.commands = new JobCommands({
       pool: this.pool,
       codec: this.codec,
@@ -140,6 +141,8 @@ export class InProcessPipeline {
         replays,
         pool: this.pool,
         log: this.#log('api'),
+        // The harness names its groups `<prefix>delay-tier`, `<prefix>tracker`: all of the namespace.
+        status: { pool: this.pool, kafka: this.kafka, registry, groupPrefix: this.#o.prefix },
       });
       this.api = api;
       this.apiUrl = await api.listen({ host: '127.0.0.1', port: 0 });

@@ -1,7 +1,13 @@
 export { stackConfigFromEnv, serviceUrls, type StackConfig } from './config.js';
 export { up, down, status, reset, type ServiceState } from './stack.js';
-export { bootstrap, bootstrapTarget, type BootstrapTarget } from './bootstrap.js';
-export { upsertConnector, deleteConnector, waitConnectorRunning, readConnectorFiles } from './connectors.js';
+export { bootstrap } from './bootstrap.js';
+export { bootstrapTarget, type BootstrapTarget } from '@kairos/bootstrap';
+export {
+  upsertConnector,
+  deleteConnector,
+  waitConnectorRunning,
+  readConnectorFiles,
+} from '@kairos/bootstrap';
 export { formatStates } from './print.js';
 export { dropSlot, registerNamespacedOutboxConnector, type NamespacedConnector } from './outbox-connector.js';
 export { InProcessPipeline, type HarnessOptions, type HarnessServices } from './harness.js';

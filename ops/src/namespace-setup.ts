@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { createPool, ensureJobPartitions, migrate, type Pool } from '@kairos/db';
 import { ensureTopics, topicCatalogue } from '@kairos/kafka';
 import type { Kafka } from 'kafkajs';
-import { ensureSchema } from './bootstrap.js';
+import { ensureSchema } from '@kairos/bootstrap';
 import { registerNamespacedOutboxConnector } from './outbox-connector.js';
 
 export interface HarnessServices {

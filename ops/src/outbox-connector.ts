@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { deleteConnector, readConnectorFiles, upsertConnector } from './connectors.js';
+import { deleteConnector, readConnectorFiles, upsertConnector } from '@kairos/bootstrap';
 
 export interface NamespacedConnector {
   readonly connectUrl: string;

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { deleteConnector, readConnectorFiles } from './connectors.js';
+import { deleteConnector, readConnectorFiles } from '@kairos/bootstrap';
 import { serviceUrls, type StackConfig } from './config.js';
 import { dropSlot } from './outbox-connector.js';
 

@@ -163,6 +163,7 @@ function routes(ids: { job: string; schedule: string; key: string; replay: strin
     },
     { method: 'GET', path: '/v1/keys' },
     { method: 'DELETE', path: `/v1/keys/${ids.key}`, other: notFound },
+    { method: 'GET', path: '/v1/status' },
   ];
 }
 

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
-import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
 
 // The kairos CLI, spawned as users run it, against a real API: JSON for scripts, tables for
 // people, exit codes that mean something, the key from the environment or the config file.
@@ -166,4 +166,135 @@ test('kairos jobs, dlq replay, keys and status against the API; exit codes; JSON
   expect(json<{ key: { key_id: string } }>(fromFile).key.key_id).toBe(key.id);
   expect((await kairos(p, ['keys', 'revoke', key.id])).code).toBe(0);
   expect((await kairos(p, ['status'], { KAIROS_API_KEY: key.key })).code).toBe(3);
+}, 120_000);
+
+test('kairos topics tail, dlq rewind and status read Kafka itself: Avro decoded, headers, times, consumer lag', async () => {
+  const ns = await useNamespace('cli-kafka');
+  const p = await startPipeline(ns);
+  const kafkaEnv = {
+    KAIROS_KAFKA_BROKERS: ns.services.kafkaBrokers,
+    KAIROS_REGISTRY_URL: ns.services.registryUrl,
+    KAIROS_TOPIC_PREFIX: ns.prefix,
+  };
+
+  // status: the services and the namespace's consumer groups with their lag (an admin key).
+  const status = json<{
+    services: { name: string; ok: boolean }[];
+    groups: { group: string; lag: number; members: unknown[] }[];
+  }>(await kairos(p, ['--json', 'status']));
+  expect(status.services.map((s) => [s.name, s.ok])).toEqual([
+    ['postgresql', true],
+    ['kafka', true],
+    ['schema registry', true],
+  ]);
+  const tier = status.groups.find((g) => g.group === `${ns.prefix}delay-tier`);
+  expect(tier?.members.length).toBe(1);
+  expect(tier?.lag).toBeGreaterThanOrEqual(0);
+  const table = await kairos(p, ['status']);
+  expect(table.stdout).toMatch(/delay-tier/);
+
+  // topics tail: a job's event, Avro decoded through the registry, with its headers.
+  const job = json<{ id: string }>(
+    await kairos(p, [
+      '--json',
+      'jobs',
+      'create',
+      '--type',
+      'cli.tail',
+      '--tenant',
+      'acme',
+      '--delay-ms',
+      '3600000',
+    ]),
+  );
+  const events = `${ns.prefix}kairos.job-events`;
+  const tail = await kairos(p, ['--json', 'topics', 'tail', events, '--from', 'beginning'], kafkaEnv);
+  expect(tail.code, tail.stderr).toBe(0);
+  const records = tail.stdout
+    .trim()
+    .split('\n')
+    .map(
+      (l) =>
+        JSON.parse(l) as { key: string; headers: Record<string, string>; value: Record<string, unknown> },
+    );
+  const mine = records.find((r) => r.key === job.id);
+  expect(mine?.headers['kairos-event-type']).toBe('JobScheduled');
+  expect(JSON.stringify(mine?.value)).toContain('cli.tail');
+  const people = await kairos(p, ['topics', 'tail', events, '--last', '1'], kafkaEnv);
+  expect(people.stdout).toMatch(new RegExp(`${events.replace(/\./g, '\\.')}\\[\\d+\\]@\\d+`));
+  expect((await kairos(p, ['topics', 'tail', `${ns.prefix}nope`], kafkaEnv)).code).toBe(4);
+  expect((await kairos(p, ['topics', 'tail', events, '--since', 'yesterday'], kafkaEnv)).code).toBe(2);
+
+  // dlq rewind: a consumer group of the DLQ topic that read everything goes back one hour.
+  const dlq = `${ns.prefix}kairos.dlq.default`;
+  const now = Date.now();
+  const producer = ns.producer();
+  await producer.connect();
+  const dead = (i: number, at: number) => ({
+    key: `dead-${i}`,
+    value: JSON.stringify({ n: i }),
+    timestamp: String(at),
+    headers: { 'kairos-error-class': 'permanent' },
+  });
+  await producer.send({
+    topic: dlq,
+    acks: -1,
+    messages: [0, 1, 2]
+      .map((i) => dead(i, now - 2 * 3_600_000))
+      .concat([3, 4, 5].map((i) => dead(i, now - 600_000))),
+  });
+  await producer.disconnect();
+  const group = `${ns.prefix}dlq-reader`;
+  const admin = ns.admin();
+  await admin.connect();
+  ns.defer(() => admin.disconnect());
+  const ends = await admin.fetchTopicOffsets(dlq);
+  await admin.setOffsets({
+    groupId: group,
+    topic: dlq,
+    partitions: ends.map((e) => ({ partition: e.partition, offset: e.high })),
+  });
+  const committed = async () =>
+    (await admin.fetchOffsets({ groupId: group, topics: [dlq] }))[0]!.partitions.reduce(
+      (s, x) => s + Number(x.offset),
+      0,
+    );
+  const before = await committed();
+
+  const sinceHour = ['--json', 'dlq', 'rewind', 'default', '--group', group, '--since', '1h'];
+  const dry = json<{ applied: boolean; partitions: { toRead: number }[] }>(
+    await kairos(p, sinceHour, kafkaEnv),
+  );
+  expect(dry.applied).toBe(false);
+  expect(dry.partitions.reduce((s, x) => s + x.toRead, 0)).toBe(3);
+  expect(await committed()).toBe(before);
+  const ranged = json<{ partitions: { inRange: number }[] }>(
+    await kairos(
+      p,
+      ['--json', 'dlq', 'rewind', 'default', '--group', group, '--earliest', '--until', '1h'],
+      kafkaEnv,
+    ),
+  );
+  expect(ranged.partitions.reduce((s, x) => s + x.inRange, 0)).toBe(3);
+  const moved = await kairos(p, [...sinceHour, '--confirm'], kafkaEnv);
+  expect(moved.code, moved.stderr).toBe(0);
+  expect(await committed()).toBe(before - 3);
+  const again = await kairos(p, ['topics', 'tail', dlq, '--since', '1h'], kafkaEnv);
+  expect(again.stdout.match(/kairos-error-class=permanent/g)).toHaveLength(3);
+  expect((await kairos(p, ['dlq', 'rewind', 'nope', '--group', group, '--earliest'], kafkaEnv)).code).toBe(2);
+  expect((await kairos(p, ['dlq', 'rewind', 'default', '--group', group], kafkaEnv)).code).toBe(2);
+
+  // A group with a live consumer is not moved (exit 5): its consumer would race the move.
+  const live = ns.consumer({ groupId: group });
+  await live.connect();
+  await live.subscribe({ topic: dlq });
+  await live.run({ eachMessage: async () => {} });
+  await eventually(
+    'the reader to join',
+    async () => (await admin.describeGroups([group])).groups[0]?.state === 'Stable',
+  );
+  const busy = await kairos(p, [...sinceHour, '--confirm'], kafkaEnv);
+  expect(busy.code).toBe(5);
+  expect(busy.stderr).toMatch(/live member/);
+  await live.disconnect();
 }, 120_000);

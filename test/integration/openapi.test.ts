@@ -183,6 +183,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   await c.send('GET', '/v1/keys');
   await c.send('DELETE', `/v1/keys/${spareKey}`);
   await c.send('GET', '/v1/whoami');
+  await c.send('GET', '/v1/status');
   // Dead letters: a dry run, a replay of none (it ends at once), a slow one cancelled, a re-run.
   const dead = (await c.send('POST', '/v1/jobs', { body: job() })).json.id as string;
   await p.pool.query(`UPDATE jobs SET state = 'FAILED', finished_at = now() WHERE id = $1`, [dead]);

@@ -13,7 +13,7 @@ function build(): void {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'pipe' });
 }
 
-test('kairos-bootstrap prepares a cluster from KAIROS_* settings, idempotently: migrations, topics, connector', async () => {
+test('kairos bootstrap prepares a cluster from KAIROS_* settings, idempotently: migrations, topics, connector', async () => {
   build();
   const ns = await useNamespace('bootstrap');
   const env = {
@@ -33,7 +33,10 @@ test('kairos-bootstrap prepares a cluster from KAIROS_* settings, idempotently: 
     await dropSlot(ns.services.pgUrl, `kairos_outbox_${ns.schema}`);
   });
   const run = () =>
-    execFileSync(process.execPath, [resolve(ROOT, 'ops/dist/bootstrap-main.js')], { env, encoding: 'utf8' });
+    execFileSync(process.execPath, [resolve(ROOT, 'apps/cli/dist/main.js'), 'bootstrap'], {
+      env,
+      encoding: 'utf8',
+    });
   const first = run();
   expect(first).toMatch(/migrations: applied/);
   expect(first).toMatch(/topics: 9 created/);
@@ -63,7 +66,7 @@ test('kairos-bootstrap prepares a cluster from KAIROS_* settings, idempotently: 
   await pool.end();
 
   // A bad setting is one clear line and exit code 2, before anything is touched.
-  const bad = spawnSync(process.execPath, [resolve(ROOT, 'ops/dist/bootstrap-main.js')], {
+  const bad = spawnSync(process.execPath, [resolve(ROOT, 'apps/cli/dist/main.js'), 'bootstrap'], {
     env: { ...env, KAIROS_TOPIC_REPLICATION_FACTOR: 'three' },
     encoding: 'utf8',
   });

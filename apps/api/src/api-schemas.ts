@@ -167,3 +167,35 @@ export const replaySchema = z.object({
   created_at: z.iso.datetime(),
   finished_at: z.iso.datetime().nullable(),
 });
+
+/** A dependency as the API sees it: answering or not, and what it said. */
+export const serviceStatusSchema = z.object({
+  name: z.string(),
+  ok: z.boolean(),
+  detail: z.string(),
+  latency_ms: z.number(),
+});
+
+const partitionLagSchema = z.object({
+  partition: z.number().int(),
+  committed: z.number().int().nullable(),
+  end: z.number().int(),
+  lag: z.number().int(),
+});
+
+/** A consumer group of Kairos (an app and its instances) and how far behind it is. */
+export const groupStatusSchema = z.object({
+  group: z.string(),
+  state: z.string(),
+  members: z.array(z.object({ client_id: z.string(), host: z.string() })),
+  lag: z.number().int(),
+  topics: z.array(
+    z.object({ topic: z.string(), lag: z.number().int(), partitions: z.array(partitionLagSchema) }),
+  ),
+});
+
+export const systemStatusSchema = z.object({
+  services: z.array(serviceStatusSchema),
+  groups: z.array(groupStatusSchema),
+});
+export type SystemStatus = z.infer<typeof systemStatusSchema>;

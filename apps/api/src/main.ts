@@ -40,7 +40,8 @@ runMain(async () => {
   await ensureJobPartitions(pool, new Date());
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
-  const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
+  const registry = createRegistryClient(registryOptions(env));
+  const codec = new AvroCodec(registry);
   const limits = compileJobLimits({ resourceClasses: env.resourceClasses });
   const commands = new JobCommands({
     pool,
@@ -66,7 +67,8 @@ runMain(async () => {
     onError: (err, replayId) => log.error({ err, replayId }, 'replay failed; the next sweep retries it'),
   });
   await replays.start();
-  const app = await createApiServer({ commands, schedules, replays, pool, log, ...auth });
+  const status = { pool, kafka, registry, groupPrefix: `${env.topicPrefix}kairos-` };
+  const app = await createApiServer({ commands, schedules, replays, pool, log, status, ...auth });
   const url = await app.listen({ host, port });
   log.info({ url }, 'api listening');
   onShutdown(async () => {

@@ -18,6 +18,8 @@ import { DOCS_PREFIX, installOpenApi, serveOpenApi } from './openapi.js';
 import { documented } from './route-docs.js';
 import { replayRoutes } from './replay-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
+import { statusRoutes } from './status-routes.js';
+import type { StatusSources } from './system-status.js';
 
 export interface ApiOptions {
   readonly commands: JobCommands;
@@ -25,6 +27,8 @@ export interface ApiOptions {
   readonly schedules?: ScheduleCommands;
   /** Dead-letter replays and re-runs (the routes exist only when given; the caller starts and stops it). */
   readonly replays?: Replays;
+  /** What `GET /v1/status` asks (the route exists only when given). */
+  readonly status?: StatusSources;
   /** The database of the API keys (and of what the API reads beyond the commands). */
   readonly pool: Pool;
   /**
@@ -101,6 +105,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   dlqRoutes(app, options.pool);
   if (options.replays) replayRoutes(app, options.replays);
   keyRoutes(app, options.pool, verifier, log);
+  if (options.status) statusRoutes(app, options.status);
   app.get(
     '/healthz',
     documented('public', {

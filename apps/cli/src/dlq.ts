@@ -2,6 +2,7 @@ import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { query, type ApiClient } from './api-client.js';
 import { contextOf, jobFilters, withJobFilters } from './context.js';
+import { rewindCommand } from './dlq-rewind.js';
 import type { Out } from './output.js';
 
 interface Replay {
@@ -121,6 +122,7 @@ export function dlqCommand(): Command {
           'created_at',
         ]);
     });
+  dlq.addCommand(rewindCommand());
   return dlq;
 }
 

@@ -1,13 +1,17 @@
 #!/usr/bin/env node
 // kairos: the operator's command line over the HTTP API. Environment read here (and in config.ts) only.
+import { EnvError } from '@kairos/config';
+import { GroupActiveError, UnknownTopicError } from '@kairos/kafka';
 import { Command, CommanderError } from 'commander';
 import { ApiError } from './api-client.js';
+import { bootstrapCommand } from './bootstrap.js';
 import { configFile, UsageError } from './config.js';
 import { dlqCommand } from './dlq.js';
 import { jobsCommand } from './jobs.js';
 import { keysCommand } from './keys.js';
 import { schedulesCommand } from './schedules.js';
 import { statusCommand } from './status.js';
+import { topicsCommand } from './topics.js';
 
 /** Exit codes that mean something: scripts branch on them. */
 export const EXIT = {
@@ -21,7 +25,9 @@ export const EXIT = {
 } as const;
 
 function exitCodeOf(err: unknown): number {
-  if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof UsageError || err instanceof EnvError) return EXIT.usage;
+  if (err instanceof UnknownTopicError) return EXIT.notFound;
+  if (err instanceof GroupActiveError) return EXIT.conflict;
   if (!(err instanceof ApiError)) return EXIT.failed;
   if (err.status === 401 || err.status === 403) return EXIT.auth;
   if (err.status === 404) return EXIT.notFound;
@@ -41,6 +47,8 @@ const program = new Command('kairos')
   .addCommand(schedulesCommand())
   .addCommand(dlqCommand())
   .addCommand(keysCommand())
+  .addCommand(topicsCommand())
+  .addCommand(bootstrapCommand())
   .addCommand(statusCommand());
 
 // Commands added with addCommand do not inherit the override: every one exits through the handler below.
@@ -52,6 +60,7 @@ program.parseAsync(process.argv).catch((err: unknown) => {
     process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     return;
   }
-  process.stderr.write(`kairos: ${err instanceof Error ? err.message : String(err)}\n`);
+  const what = err instanceof EnvError ? 'configuration error: ' : '';
+  process.stderr.write(`kairos: ${what}${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = exitCodeOf(err);
 });

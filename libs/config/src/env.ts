@@ -6,26 +6,43 @@ import { boolVar, EnvError, intVar, listVar } from './env-vars.js';
 
 export { EnvError, intVar };
 
-/** Settings every Kairos app reads from the environment, with their defaults. */
-export interface KairosEnv extends ConnectionsEnv {
-  /** KAIROS_PG_URL (required). */
-  readonly pgUrl: string;
-  /** KAIROS_DB_SCHEMA, default `public`. */
-  readonly dbSchema: string;
-  /** KAIROS_REDIS_URL, default `redis://127.0.0.1:56379`. */
-  readonly redisUrl: string;
+/** How to reach Kafka and the registry: what a tool that touches only Kafka needs (the kairos CLI). */
+export interface KafkaEnv extends ConnectionsEnv {
   /** KAIROS_KAFKA_BROKERS, comma-separated, default `127.0.0.1:59092`. */
   readonly kafkaBrokers: string[];
   /** KAIROS_REGISTRY_URL, default the local stack's Apicurio ccompat API. */
   readonly registryUrl: string;
   /** KAIROS_TOPIC_PREFIX, default ''. */
   readonly topicPrefix: string;
+  /** KAIROS_RESOURCE_CLASSES, comma-separated, default `critical,default,cpu,io`. */
+  readonly resourceClasses: string[];
+  /** KAIROS_INSTANCE_ID, default `<host>-<pid>`. */
+  readonly instanceId: string;
+}
+
+export function kafkaEnv(env: NodeJS.ProcessEnv = process.env): KafkaEnv {
+  return {
+    kafkaBrokers: listVar(env, 'KAIROS_KAFKA_BROKERS', '127.0.0.1:59092'),
+    registryUrl: env.KAIROS_REGISTRY_URL ?? 'http://127.0.0.1:58081/apis/ccompat/v7',
+    topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
+    resourceClasses: listVar(env, 'KAIROS_RESOURCE_CLASSES', 'critical,default,cpu,io'),
+    instanceId: env.KAIROS_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
+    ...connectionsEnv(env),
+  };
+}
+
+/** Settings every Kairos app reads from the environment, with their defaults. */
+export interface KairosEnv extends KafkaEnv {
+  /** KAIROS_PG_URL (required). */
+  readonly pgUrl: string;
+  /** KAIROS_DB_SCHEMA, default `public`. */
+  readonly dbSchema: string;
+  /** KAIROS_REDIS_URL, default `redis://127.0.0.1:56379`. */
+  readonly redisUrl: string;
   /** KAIROS_REDIS_KEY_PREFIX: prepended to every Redis key (several deployments on one Redis), default ''. */
   readonly redisKeyPrefix: string;
   /** KAIROS_JOB_EVENT_PARTITIONS, default 8. Must equal the topic's partition count. */
   readonly jobEventPartitions: number;
-  /** KAIROS_RESOURCE_CLASSES, comma-separated, default `critical,default,cpu,io`. */
-  readonly resourceClasses: string[];
   /**
    * KAIROS_KAFKA_SESSION_TIMEOUT_MS: how soon a dead app's Kafka partitions move to another
    * instance, default 6,000 (the broker's usual minimum).
@@ -33,8 +50,6 @@ export interface KairosEnv extends ConnectionsEnv {
   readonly sessionTimeoutMs: number;
   /** KAIROS_LOG_LEVEL, default `info`. */
   readonly logLevel: string;
-  /** KAIROS_INSTANCE_ID, default `<host>-<pid>`. */
-  readonly instanceId: string;
   /**
    * KAIROS_OUTBOX_RELAY (`true`/`false`), default true: job events are also sent to Kafka right
    * after their commit, so no job waits for Debezium's polling; false leaves them to Debezium.
@@ -49,17 +64,12 @@ export function kairosEnv(env: NodeJS.ProcessEnv = process.env): KairosEnv {
     pgUrl,
     dbSchema: env.KAIROS_DB_SCHEMA ?? 'public',
     redisUrl: env.KAIROS_REDIS_URL ?? 'redis://127.0.0.1:56379',
-    kafkaBrokers: listVar(env, 'KAIROS_KAFKA_BROKERS', '127.0.0.1:59092'),
-    registryUrl: env.KAIROS_REGISTRY_URL ?? 'http://127.0.0.1:58081/apis/ccompat/v7',
-    topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
     redisKeyPrefix: env.KAIROS_REDIS_KEY_PREFIX ?? '',
     jobEventPartitions: intVar(env, 'KAIROS_JOB_EVENT_PARTITIONS', 8, 1, 256),
-    resourceClasses: listVar(env, 'KAIROS_RESOURCE_CLASSES', 'critical,default,cpu,io'),
     sessionTimeoutMs: intVar(env, 'KAIROS_KAFKA_SESSION_TIMEOUT_MS', 6000, 600, 1_800_000),
     logLevel: env.KAIROS_LOG_LEVEL ?? 'info',
-    instanceId: env.KAIROS_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
     outboxRelay: boolVar(env, 'KAIROS_OUTBOX_RELAY', true),
-    ...connectionsEnv(env),
+    ...kafkaEnv(env),
   };
 }
 
@@ -94,12 +104,12 @@ export function onShutdown(stop: () => Promise<void>): void {
 }
 
 /** An app's Kafka client options: the brokers, its client id, TLS and SASL. */
-export function kafkaClientOptions(env: KairosEnv, app: string): KafkaClientOptions {
+export function kafkaClientOptions(env: KafkaEnv, app: string): KafkaClientOptions {
   return { brokers: env.kafkaBrokers, clientId: `kairos-${app}-${env.instanceId}`, ...env.kafkaSecurity };
 }
 
 /** The registry client's options: the URL, credentials and TLS. */
-export function registryOptions(env: KairosEnv): RegistryOptions {
+export function registryOptions(env: KafkaEnv): RegistryOptions {
   return { url: env.registryUrl, auth: env.registryAuth, tls: env.registryTls };
 }
 

@@ -1,5 +1,6 @@
 export {
   kairosEnv,
+  kafkaEnv,
   intVar,
   runMain,
   onShutdown,
@@ -8,6 +9,7 @@ export {
   registryOptions,
   redisOptions,
   type KairosEnv,
+  type KafkaEnv,
 } from './env.js';
 export { scheduleEnv, type ScheduleEnv } from './schedule-env.js';
 export { createGroupEnv, type CreateGroupEnv } from './create-group-env.js';

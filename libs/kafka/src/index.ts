@@ -5,6 +5,8 @@ export * from './topics.js';
 export * from './headers.js';
 export * from './client.js';
 export * from './admin.js';
+export * from './groups.js';
+export * from './tail.js';
 export * from './avro.js';
 export * from './registry.js';
 export * from './security.js';

@@ -1,0 +1,8 @@
+export { bootstrapTarget, ensureSchema, targetConnector, type BootstrapTarget } from './bootstrap.js';
+export {
+  deleteConnector,
+  readConnectorFiles,
+  upsertConnector,
+  waitConnectorRunning,
+  type ConnectorFile,
+} from './connectors.js';
