@@ -200,6 +200,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   await c.send('POST', `/v1/replays/${slowReplay}/cancel`);
   await c.send('POST', `/v1/jobs/${jobId}/rerun`);
   await c.send('GET', '/healthz', { key: null });
+  expect((await c.send('GET', '/readyz', { key: null })).json).toMatchObject({ status: 'ready' });
 
   // Every route: no key (401) and a key without its scope (403); ids nobody has (404); bad input
   // (400); a body too large (413) or not JSON (415); state conflicts (409).
@@ -224,7 +225,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   ];
   for (const t of operations) {
     const [method, template] = t.split(' ') as [string, string];
-    if (template === '/healthz') continue;
+    if (template === '/healthz' || template === '/readyz') continue;
     const path = template.replace(
       '{id}',
       template.startsWith('/v1/keys') ? spareKey : template.includes('schedules') ? sid : jobId,

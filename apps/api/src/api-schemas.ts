@@ -199,3 +199,9 @@ export const systemStatusSchema = z.object({
   groups: z.array(groupStatusSchema),
 });
 export type SystemStatus = z.infer<typeof systemStatusSchema>;
+
+/** `GET /readyz`: ready or not, and each dependency's answer. */
+export const readinessSchema = z.object({
+  status: z.enum(['ready', 'not ready']),
+  checks: z.array(serviceStatusSchema),
+});

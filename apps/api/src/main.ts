@@ -68,7 +68,8 @@ runMain(async () => {
   });
   await replays.start();
   const status = { pool, kafka, registry, groupPrefix: `${env.topicPrefix}kairos-` };
-  const app = await createApiServer({ commands, schedules, replays, pool, log, status, ...auth });
+  const readiness = [{ name: 'schema registry', check: () => registry.getAllSubjects() }];
+  const app = await createApiServer({ commands, schedules, replays, pool, log, status, readiness, ...auth });
   const url = await app.listen({ host, port });
   log.info({ url }, 'api listening');
   onShutdown(async () => {

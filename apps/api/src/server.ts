@@ -6,6 +6,8 @@ import {
   installAuth,
   KeyVerifier,
   problem,
+  readinessHandler,
+  type ReadinessCheck,
   sendProblem,
   toProblem,
 } from '@kairos/http';
@@ -15,7 +17,8 @@ import { dlqRoutes } from './dlq-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { keyRoutes } from './key-routes.js';
 import { DOCS_PREFIX, installOpenApi, serveOpenApi } from './openapi.js';
-import { documented } from './route-docs.js';
+import { readinessSchema } from './api-schemas.js';
+import { documented, jsonOf } from './route-docs.js';
 import { replayRoutes } from './replay-routes.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { statusRoutes } from './status-routes.js';
@@ -27,6 +30,8 @@ export interface ApiOptions {
   readonly schedules?: ScheduleCommands;
   /** Dead-letter replays and re-runs (the routes exist only when given; the caller starts and stops it). */
   readonly replays?: Replays;
+  /** What `GET /readyz` asks besides PostgreSQL (the schema registry, …). Default: none. */
+  readonly readiness?: readonly ReadinessCheck[];
   /** What `GET /v1/status` asks (the route exists only when given). */
   readonly status?: StatusSources;
   /** The database of the API keys (and of what the API reads beyond the commands). */
@@ -117,6 +122,23 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       },
     }),
     () => ({ status: 'ok' }),
+  );
+  const pg: ReadinessCheck = { name: 'postgresql', check: () => options.pool.query('SELECT 1') };
+  app.get(
+    '/readyz',
+    documented('public', {
+      summary: 'Readiness: PostgreSQL and the other dependencies answer',
+      tag: 'health',
+      public: true,
+      ok: {
+        200: { description: 'every dependency answers', schema: jsonOf(readinessSchema) },
+        503: {
+          description: 'some dependency does not (each check says which)',
+          schema: jsonOf(readinessSchema),
+        },
+      },
+    }),
+    readinessHandler([pg, ...(options.readiness ?? [])]),
   );
   await serveOpenApi(app);
   return app;

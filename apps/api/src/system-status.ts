@@ -1,4 +1,5 @@
 import type { Pool } from '@kairos/db';
+import { probe } from '@kairos/http';
 import { consumerGroups, type GroupStatus, type RegistryClient } from '@kairos/kafka';
 import type { Kafka } from 'kafkajs';
 import type { SystemStatus } from './api-schemas.js';
@@ -11,26 +12,6 @@ export interface StatusSources {
   readonly groupPrefix: string;
   /** Longest a dependency may take to answer before it is reported down. Default: 5,000 ms. */
   readonly timeoutMs?: number;
-}
-
-type Service = SystemStatus['services'][number];
-
-/** Asks one dependency, bounded in time: a Kafka that does not answer must not hang the status. */
-async function probe(name: string, timeoutMs: number, ask: () => Promise<string>): Promise<Service> {
-  const start = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    const detail = await Promise.race([ask(), late]);
-    return { name, ok: true, detail, latency_ms: Math.round(performance.now() - start) };
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    return { name, ok: false, detail, latency_ms: Math.round(performance.now() - start) };
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function groupView(g: GroupStatus): SystemStatus['groups'][number] {

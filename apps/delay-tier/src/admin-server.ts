@@ -6,8 +6,10 @@ import {
   installAuth,
   problem,
   sendProblem,
+  readinessHandler,
   toProblem,
   type KeyVerifier,
+  type ReadinessCheck,
 } from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -20,6 +22,8 @@ export interface AdminServerOptions {
   readonly metrics: { text(): Promise<string>; readonly contentType: string };
   /** API keys: /admin/* needs an `admin` key; `off` for local development only. */
   readonly keys: KeyVerifier | 'off';
+  /** What `GET /readyz` asks (Redis, PostgreSQL, the tier running). Default: none (always ready). */
+  readonly readiness?: readonly ReadinessCheck[];
   readonly log?: Logger;
 }
 
@@ -65,7 +69,7 @@ function rejectIfAny(errors: FieldError[]): void {
 const rateLimitView = (l: RateLimit) => ({ rate_per_sec: l.ratePerSec, burst: l.burst });
 
 /**
- * Builds the delay tier's operator server (not listening yet): /metrics and /healthz (open, for
+ * Builds the delay tier's operator server (not listening yet): /metrics, /healthz and /readyz (open, for
  * scrapers and probes) and, behind an `admin` API key, /admin/* for status, the lookahead window
  * and per-resource-class rate limits.
  */
@@ -96,6 +100,7 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
     reply.type(metrics.contentType).send(await metrics.text()),
   );
   app.get('/healthz', open, () => ({ status: 'ok' }));
+  app.get('/readyz', open, readinessHandler(options.readiness ?? []));
 
   app.get('/admin/status', adminOnly, async () => {
     const { partitions } = await admin.status();

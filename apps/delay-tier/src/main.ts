@@ -9,7 +9,7 @@ import {
 } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
-import { KeyVerifier } from '@kairos/http';
+import { KeyVerifier, runningCheck } from '@kairos/http';
 import { createLogger } from '@kairos/observability';
 import { createRedis } from '@kairos/redis';
 import { createAdminServer } from './admin-server.js';
@@ -67,6 +67,11 @@ runMain(async () => {
     admin: tier.admin(),
     metrics: tier.metrics,
     keys: auth.auth === 'off' ? 'off' : new KeyVerifier({ pool, cacheMs: auth.keyCacheMs }),
+    readiness: [
+      { name: 'redis', check: () => redis.ping() },
+      { name: 'postgresql', check: () => pool.query('SELECT 1') },
+      runningCheck('delay tier', tier),
+    ],
     log,
   });
   const adminUrl = await admin.listen({ host: tenv.adminHost, port: tenv.adminPort });

@@ -19,6 +19,7 @@ import {
   topicNames,
 } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
+import { readinessHandler, runningCheck } from '@kairos/http';
 import Fastify from 'fastify';
 import { Ingest } from './ingest.js';
 import { ingestEnv } from './ingest-env.js';
@@ -75,6 +76,13 @@ runMain(async () => {
     reply.type(ingest.metrics.contentType).send(await ingest.metrics.text()),
   );
   metrics.get('/healthz', () => ({ status: 'ok' }));
+  metrics.get(
+    '/readyz',
+    readinessHandler([
+      { name: 'postgresql', check: () => pool.query('SELECT 1') },
+      runningCheck('ingest', ingest),
+    ]),
+  );
   const metricsUrl = await metrics.listen({
     host: ienv.metricsHost,
     port: ienv.metricsPort,

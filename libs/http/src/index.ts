@@ -8,3 +8,4 @@ export {
 } from './problem.js';
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
 export { installAuth, callerOf, DEFAULT_RATE_PER_SEC, type AuthOptions } from './auth.js';
+export { probe, readinessHandler, runningCheck, type CheckResult, type ReadinessCheck } from './readiness.js';
