@@ -8,7 +8,7 @@ import {
   type ScheduleCommandsOptions,
 } from '@kairos/commands';
 import { compileJobLimits } from '@kairos/core';
-import { publishOutboxAfterCommit, type Pool } from '@kairos/db';
+import { createPool, publishOutboxAfterCommit, type Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
 import {
   AvroCodec,
@@ -51,6 +51,8 @@ export interface HarnessOptions extends NamespaceSpec {
   readonly outboxRelay?: boolean;
   /** Group commit of single creates. Default: the commands' (2 ms, 100). */
   readonly createGroup?: JobCommandsOptions['createGroup'];
+  /** The tracker's canary (interval, stall time, notifier); its rows go through Debezium only. Default: none. */
+  readonly canary?: Omit<NonNullable<TrackerOptions['canary']>, 'jobs'>;
 }
 
 /**
@@ -62,6 +64,8 @@ export interface HarnessOptions extends NamespaceSpec {
 export class InProcessPipeline {
   readonly #stops: (() => Promise<void>)[] = [];
   readonly #o: HarnessOptions;
+  /** Creates the canaries when the tracker runs one (on a pool of their own). */
+  #canaryJobs: JobCommands | undefined;
   readonly kafka: Kafka;
   readonly topics: TopicNames;
   pool!: Pool;
@@ -111,6 +115,18 @@ export class InProcessPipeline {
     });
     const registry = createRegistryClient({ url: services.registryUrl });
     this.codec = new AvroCodec(registry);
+    if (this.#o.canary) {
+      // As the tracker app does: canaries on a pool that does not relay, so Debezium carries them.
+      const canaryPool = createPool({ connectionString: services.pgUrl, schema: this.#o.schema, max: 1 });
+      this.#stops.push(() => canaryPool.end());
+      this.#canaryJobs = new JobCommands({
+        pool: canaryPool,
+        codec: this.codec,
+        jobEventsTopic: this.topics.jobEvents,
+        jobEventPartitions: services.jobEventPartitions,
+        limits: compileJobLimits({ resourceClasses }),
+      });
+    }
     this.commands = new JobCommands({
       pool: this.pool,
       codec: this.codec,
@@ -196,6 +212,7 @@ export class InProcessPipeline {
       groupId: `${this.#o.prefix}tracker`,
       log: this.#log('tracker'),
       ...(this.#o.generator === undefined ? {} : { generator: this.#o.generator }),
+      ...(this.#canaryJobs && this.#o.canary && { canary: { ...this.#o.canary, jobs: this.#canaryJobs } }),
     });
     this.#stops.push(() => tracker.stop());
     return tracker;

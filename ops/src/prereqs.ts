@@ -64,7 +64,7 @@ function findPgBin(): string | undefined {
 
 /** One tool the stack may need: how to find it, and the Debian package that provides it. */
 interface Requirement {
-  readonly key: keyof Toolchain | 'openssl';
+  readonly key: keyof Toolchain | 'openssl' | 'promtool';
   /** What the missing-line says, e.g. `java 17+`. */
   readonly what: string;
   /** Debian package to install, or undefined when Debian has none (then `hint` says how). */
@@ -103,6 +103,12 @@ const REQUIREMENTS: readonly Requirement[] = [
     find: (env) => which('openssl', env),
   },
   {
+    key: 'promtool',
+    what: 'promtool (checks and unit-tests the alert rules in ops/prometheus)',
+    debian: 'prometheus',
+    find: (env) => which('promtool', env),
+  },
+  {
     key: 'registryJava',
     what: 'java 21+ for Apicurio Registry 3.3',
     debian: undefined,
@@ -111,13 +117,15 @@ const REQUIREMENTS: readonly Requirement[] = [
   },
 ];
 
-/** Which tools each service needs to be started here (a service that already answers needs none). */
+/** Which tools each service needs to be started here (a service that already answers needs none), and the alert rules' test. */
 const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
   postgres: ['pgBin', 'openssl'],
   redis: ['redisServer'],
   kafka: ['java', 'mvn', 'openssl'],
   connect: ['java', 'mvn'],
   registry: ['mvn', 'registryJava'],
+  // Not a service: what the alert rules' test needs (ops/test/prometheus-rules.test.ts).
+  'alert-rules': ['promtool'],
 };
 
 function missingOf(
@@ -160,7 +168,7 @@ function aptInstall(packages: readonly string[], log: (line: string) => void): v
  * (saying so), and only what is still missing then is an error.
  */
 export function checkPrerequisites(
-  services: readonly string[] = Object.keys(NEEDS),
+  services: readonly string[] = Object.keys(NEEDS).filter((k) => k !== 'alert-rules'),
   log: (line: string) => void = console.log,
   env: NodeJS.ProcessEnv = process.env,
 ): Toolchain {

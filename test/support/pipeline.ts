@@ -40,6 +40,8 @@ export async function startPipeline(
     readonly schedules?: HarnessOptions['schedules'];
     /** The tracker's schedule generator (interval, lookahead…). */
     readonly generator?: HarnessOptions['generator'];
+    /** The tracker's canary (interval, stall time, notifier). */
+    readonly canary?: HarnessOptions['canary'];
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
@@ -48,6 +50,7 @@ export async function startPipeline(
     ...(options.delayTier ? { delayTier: options.delayTier } : {}),
     ...(options.schedules ? { schedules: options.schedules } : {}),
     ...(options.generator !== undefined ? { generator: options.generator } : {}),
+    ...(options.canary ? { canary: options.canary } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,

@@ -4,3 +4,5 @@ export {
   type GeneratorTick,
   type ScheduleGeneratorOptions,
 } from './schedule-generator.js';
+export { Canary, type CanaryOptions, type AlertNotifier } from './canary.js';
+export { alertWebhook } from './alert-webhook.js';

@@ -1,8 +1,20 @@
-import { intVar, kafkaClientOptions, kairosEnv, onShutdown, registryOptions, runMain } from '@kairos/config';
+import { JobCommands } from '@kairos/commands';
+import {
+  canaryEnv,
+  intVar,
+  kafkaClientOptions,
+  kairosEnv,
+  onShutdown,
+  registryOptions,
+  runMain,
+} from '@kairos/config';
+import { compileJobLimits } from '@kairos/core';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
+import { readinessHandler, runningCheck } from '@kairos/http';
 import Fastify from 'fastify';
+import { alertWebhook } from './alert-webhook.js';
 import { Tracker } from './tracker.js';
 
 runMain(async () => {
@@ -19,9 +31,21 @@ runMain(async () => {
   // Retries and schedule runs it writes: their job events go out at once too.
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
+  const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
+  const canary = canaryEnv();
+  // Canaries are written on a pool of their own, not relayed: they reach Kafka through Debezium.
+  const canaryPool =
+    canary.intervalMs === 0
+      ? undefined
+      : createPool({
+          connectionString: env.pgUrl,
+          schema: env.dbSchema,
+          max: 1,
+          applicationName: 'kairos-canary',
+        });
   const tracker = new Tracker({
     kafka,
-    codec: new AvroCodec(createRegistryClient(registryOptions(env))),
+    codec,
     pool,
     topics,
     resourceClasses: env.resourceClasses,
@@ -39,14 +63,35 @@ runMain(async () => {
         minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),
       },
     },
+    ...(canaryPool && {
+      canary: {
+        jobs: new JobCommands({
+          pool: canaryPool,
+          codec,
+          jobEventsTopic: topics.jobEvents,
+          jobEventPartitions: env.jobEventPartitions,
+          limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
+        }),
+        intervalMs: canary.intervalMs,
+        stallMs: canary.stallMs,
+        ...(canary.webhookUrl && { notify: alertWebhook(canary.webhookUrl) }),
+      },
+    }),
   });
   await tracker.start();
-  // Prometheus only (zombie_writes_suppressed_total, results, retries, dead letters).
+  // Prometheus only (zombie writes, results, retries, dead letters, the canary).
   const metrics = Fastify({ logger: false });
   metrics.get('/metrics', async (_req, reply) =>
     reply.type(tracker.metrics.contentType).send(await tracker.metrics.text()),
   );
   metrics.get('/healthz', () => ({ status: 'ok' }));
+  metrics.get(
+    '/readyz',
+    readinessHandler([
+      { name: 'postgresql', check: () => pool.query('SELECT 1') },
+      runningCheck('tracker', tracker),
+    ]),
+  );
   const metricsUrl = await metrics.listen({
     host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
     port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
@@ -56,6 +101,7 @@ runMain(async () => {
     await metrics.close();
     await tracker.stop();
     await relay?.stop();
+    await canaryPool?.end();
     await pool.end();
   });
 });

@@ -35,6 +35,7 @@ import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafk
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
 import type { TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
+import { Canary, type CanaryOptions } from './canary.js';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 
 export interface TrackerOptions {
@@ -53,7 +54,7 @@ export interface TrackerOptions {
   readonly onFatal?: (err: Error) => void;
   /** Called after each batch is durable (tests and metrics). */
   readonly onApplied?: (starts: number, results: number) => void;
-  /** Prometheus metrics (zombie_writes_suppressed_total, ...). Default: a new registry. */
+  /** Prometheus metrics (kairos_zombie_writes_suppressed_total, ...). Default: a new registry. */
   readonly metrics?: TrackerMetrics;
   /** Clock of retry due times and dead-letter times. Default: the system clock. */
   readonly now?: () => Date;
@@ -64,6 +65,11 @@ export interface TrackerOptions {
    * Default: on, with its defaults (every second, 2 minutes ahead).
    */
   readonly generator?: false | Omit<ScheduleGeneratorOptions, 'pool' | 'codec' | 'jobEventsTopic'>;
+  /**
+   * The canary, run by this tracker: a job per class through the whole pipeline every interval,
+   * alerting when a class's stop completing (see Canary). Default: none.
+   */
+  readonly canary?: Omit<CanaryOptions, 'pool' | 'resourceClasses' | 'metrics' | 'log'>;
 }
 
 /** A batch transaction that lost a race (a row moved between partitions, a deadlock) is redone up to this often. */
@@ -100,6 +106,8 @@ export class Tracker extends LifecycleService {
   readonly metrics: TrackerMetrics;
   /** Generates recurring schedules' occurrences (undefined when turned off). */
   readonly generator: ScheduleGenerator | undefined;
+  /** The canary (undefined when not configured). */
+  readonly canary: Canary | undefined;
   /** The results consumer, then the generator (stopped first). */
   readonly #life: Lifecycle;
   readonly #group: GroupCommit<Reports, true>;
@@ -130,7 +138,17 @@ export class Tracker extends LifecycleService {
       start: () => this.#startConsumer(),
       stop: () => this.#consumer.disconnect(),
     });
-    this.#life = serviceGroup('tracker', this.generator ? [consumer, this.generator] : [consumer]);
+    this.canary = options.canary
+      ? new Canary({
+          ...options.canary,
+          pool: options.pool,
+          resourceClasses: options.resourceClasses,
+          metrics: this.metrics.canary,
+          log: this.#log,
+        })
+      : undefined;
+    const parts = [consumer, this.generator, this.canary].filter((p) => p !== undefined);
+    this.#life = serviceGroup('tracker', parts);
     this.#group = new GroupCommit<Reports, true>(
       {
         write: async (batches) => {

@@ -147,12 +147,22 @@ export class JobCommands {
         fields: [{ field: ctx.pathPrefix ?? '(body)', message: `at most ${this.#o.limits.maxBatch} jobs` }],
       });
     }
-    const rows = this.validate(requests, ctx).map((s) => this.#row(s));
+    return this.#write(this.validate(requests, ctx), ctx.traceparent ?? null);
+  }
+
+  /**
+   * Creates jobs Kairos makes itself (canaries) from specs already built: no request validation,
+   * since their tenant is one no request may name. Idempotency keys dedupe as for any job.
+   */
+  async createSystemJobs(specs: readonly JobSpec[]): Promise<CreateResult[]> {
+    return specs.length === 0 ? [] : this.#write(specs, null);
+  }
+
+  async #write(specs: readonly JobSpec[], traceparent: string | null): Promise<CreateResult[]> {
+    const rows = specs.map((s) => this.#row(s));
     const now = this.#now();
     // Events are serialized before the transaction opens: no network I/O while it holds locks.
-    const events = await Promise.all(
-      firstOfEachKey(rows).map((r) => this.#event(r, now, ctx.traceparent ?? null)),
-    );
+    const events = await Promise.all(firstOfEachKey(rows).map((r) => this.#event(r, now, traceparent)));
     return writeCreates(this.#o.pool, rows, new Map(events.map((e) => [e.jobId, e])));
   }
 

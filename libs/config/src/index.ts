@@ -15,3 +15,4 @@ export { scheduleEnv, type ScheduleEnv } from './schedule-env.js';
 export { createGroupEnv, type CreateGroupEnv } from './create-group-env.js';
 export { connectionsEnv, type ConnectionsEnv } from './connections-env.js';
 export { apiEnv, httpAuthEnv, type ApiEnv, type HttpAuthEnv } from './api-env.js';
+export { canaryEnv, type CanaryEnv } from './canary-env.js';

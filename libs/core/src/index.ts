@@ -37,3 +37,4 @@ export * from './tls-options.js';
 export * from './job-search.js';
 export * from './zod-errors.js';
 export * from './storable.js';
+export * from './canary.js';

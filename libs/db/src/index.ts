@@ -20,3 +20,4 @@ export { sweepOutboxSoon } from './outbox-sweeper.js';
 registerErrorRecogniser(recognisePgError);
 export * from './job-search.js';
 export * from './replays.js';
+export * from './canaries.js';

@@ -1,4 +1,4 @@
-import { type Job, type JobOccurrence, type JobState, type RetryBackoff } from '@kairos/core';
+import { CANARY_TENANT, type Job, type JobOccurrence, type JobState, type RetryBackoff } from '@kairos/core';
 import type pg from 'pg';
 
 /** A job row as the command handlers insert it. */
@@ -203,7 +203,8 @@ async function cancelJobIn(db: Queryable, id: string, states: readonly JobState[
 /**
  * One bounded page of a shard's SCHEDULED jobs in due order, after the (dueAt, id) cursor and
  * due by `until` (the lookahead horizon): the (shard, due_at) partial index serves it without a
- * full scan.
+ * full scan. Canaries are left out: they watch the event path (outbox → Debezium → job-events),
+ * and hydrating them from here would hide a stalled connector from them.
  */
 export async function scheduledJobsPage(
   db: Queryable,
@@ -217,9 +218,10 @@ export async function scheduledJobsPage(
      WHERE shard = $1 AND state = 'SCHEDULED'
        AND ($2::timestamptz IS NULL OR (due_at, id) > ($2::timestamptz, $3::uuid))
        AND ($5::timestamptz IS NULL OR due_at <= $5::timestamptz)
+       AND tenant_id <> $6
      ORDER BY due_at, id
      LIMIT $4`,
-    [shard, after?.dueAt ?? null, after?.id ?? null, limit, until],
+    [shard, after?.dueAt ?? null, after?.id ?? null, limit, until, CANARY_TENANT],
   );
   return r.rows.map(toJob);
 }

@@ -9,3 +9,4 @@ export {
 } from './metrics.js';
 export { createTrackerMetrics, type TrackerMetrics } from './tracker-metrics.js';
 export { createIngestMetrics, type IngestMetrics } from './ingest-metrics.js';
+export { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
 
 export interface TrackerMetrics {
   readonly registry: Registry;
@@ -8,6 +9,8 @@ export interface TrackerMetrics {
   readonly results: Counter<'outcome'>;
   readonly retriesScheduled: Counter;
   readonly deadLettered: Counter<'resource_class'>;
+  /** The canary's, when the tracker runs it (registered either way: an absent series is not a 0). */
+  readonly canary: CanaryMetrics;
   text(): Promise<string>;
 }
 
@@ -16,8 +19,9 @@ export function createTrackerMetrics(): TrackerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const zombieWritesSuppressed = new Counter({
-    // The runbook's name for it: a surge means workers stall past their leases (GC, memory).
-    name: 'zombie_writes_suppressed_total',
+    // Was zombie_writes_suppressed_total (the runbook's name) until the kairos_ prefix was made
+    // general; a surge means workers stall past their leases (GC, memory).
+    name: 'kairos_zombie_writes_suppressed_total',
     help: 'Results of superseded attempts (zombie workers) that changed nothing',
     registers: [registry],
   });
@@ -45,6 +49,7 @@ export function createTrackerMetrics(): TrackerMetrics {
     results,
     retriesScheduled,
     deadLettered,
+    canary: createCanaryMetrics(registry),
     text: () => registry.metrics(),
   };
 }

@@ -1,4 +1,4 @@
-import { isKairosError, LifecycleService } from '@kairos/core';
+import { CANARY_TYPE, isKairosError, LifecycleService } from '@kairos/core';
 import {
   AvroCodec,
   createKafka,
@@ -62,7 +62,8 @@ const within = (p: Promise<unknown>, ms: number) =>
  */
 export class Worker extends LifecycleService {
   readonly #o: CompiledWorkerOptions;
-  readonly #handlers = new Map<string, Handler>();
+  /** Canaries are answered by every worker, without user code: they prove the path, not a handler. */
+  readonly #handlers = new Map<string, Handler>([[CANARY_TYPE, () => Promise.resolve()]]);
   readonly #consumer: HandoffConsumer;
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
@@ -163,6 +164,8 @@ export class Worker extends LifecycleService {
 
   /** Registers the handler of a job type (one per type). */
   handle<P = unknown>(jobType: string, handler: Handler<P>): this {
+    if (jobType === CANARY_TYPE)
+      throw new RangeError(`"${CANARY_TYPE}" is Kairos's own: every worker answers it`);
     if (this.#handlers.has(jobType)) throw new RangeError(`a handler for "${jobType}" is already registered`);
     this.#handlers.set(jobType, handler as Handler);
     return this;
