@@ -16,6 +16,9 @@ export async function startDeployment(
   const level = process.env.KAIROS_TEST_LOG;
   const d = await ProcessDeployment.start({
     ...options,
+    // The canary makes jobs of its own every minute: off unless a test asks for it, so a test's
+    // snapshot of its namespace's jobs holds only its own (test/integration/canary.test.ts runs it).
+    env: { KAIROS_CANARY_INTERVAL_MS: '0', ...options.env },
     // The apps' output goes to the test output when KAIROS_TEST_LOG is set.
     onLine: (app, line) => {
       if (level) console.log(`[${app}] ${line}`);
