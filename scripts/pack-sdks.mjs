@@ -20,7 +20,7 @@ const out = resolve(args.out ?? join(root, '.build/packages'));
 const SDKS = [
   {
     dir: 'libs/worker-sdk',
-    runtime: ['kafkajs', 'ioredis', 'avsc'],
+    runtime: ['kafkajs', 'ioredis', 'avsc', 'prom-client'],
     assets: { 'libs/redis/src/scripts': 'dist/scripts' },
   },
   { dir: 'libs/client', runtime: ['kafkajs', 'avsc'], assets: {} },

@@ -1,4 +1,5 @@
 import { TransientError } from '@kairos/worker-sdk';
+import { Registry } from 'prom-client';
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
@@ -12,8 +13,11 @@ test('a failing dependency opens the breaker of its job type; on recovery it slo
   const changes: { to: string; at: number }[] = [];
   const calls: number[] = [];
   let down = true;
+  // The service's own registry: the worker's metrics are scraped from it.
+  const registry = new Registry();
   const worker = p.worker({
     concurrency: 4,
+    metrics: registry,
     breaker: {
       window: 10,
       minCalls: 5,
@@ -49,6 +53,13 @@ test('a failing dependency opens the breaker of its job type; on recovery it slo
   );
   await eventually('the breaker to open', () => changes.some((c) => c.to === 'open'), 30_000);
   const openedAt = changes.find((c) => c.to === 'open')!.at;
+  const metric = async (name: string, labels: string): Promise<number> => {
+    const line = (await registry.metrics())
+      .split('\n')
+      .find((l) => l.startsWith(`${name}{`) && labels.split(',').every((x) => l.includes(x)));
+    return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+  expect(await metric('kairos_worker_breaker_state', 'job_type="dep.call"')).toBe(2);
   // The dependency recovers while the breaker is still open.
   await new Promise((r) => setTimeout(r, OPEN_MS / 2));
   down = false;
@@ -63,6 +74,17 @@ test('a failing dependency opens the breaker of its job type; on recovery it slo
     },
     60_000,
   );
+
+  // The worker's metrics saw it all: failures by class, then successes; the breaker closed.
+  expect(await metric('kairos_worker_handler_duration_seconds_count', 'outcome="transient"')).toBeGreaterThan(
+    0,
+  );
+  expect(
+    await metric('kairos_worker_handler_duration_seconds_count', 'outcome="succeeded"'),
+  ).toBeGreaterThanOrEqual(jobs.length);
+  expect(await metric('kairos_worker_breaker_state', 'job_type="dep.call"')).toBe(0);
+  expect(await metric('kairos_worker_tasks_in_flight', 'worker_id=')).toBe(0);
+  expect(await metric('kairos_worker_lease_renewal_failures_total', 'worker_id=')).toBe(0);
 
   // (A change is noticed when a task asks: 'closed' shows up only if one came after the ramp.)
   expect(changes.map((c) => c.to).slice(0, 2)).toEqual(['open', 'ramping']);

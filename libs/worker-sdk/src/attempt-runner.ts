@@ -9,6 +9,7 @@ import { describeFailure, PermanentError } from './failures.js';
 import type { BatchedLeases } from './lease-batches.js';
 import type { WorkerLogger } from './options.js';
 import type { ResultPublisher } from './results.js';
+import type { WorkerMetrics } from './worker-metrics.js';
 import type { RunOutcome, Task } from './task-pool.js';
 
 /** How long a task whose claim failed (Redis unreachable) waits before claiming again, ms. */
@@ -34,6 +35,7 @@ export interface AttemptRunnerOptions {
   readonly shutdown: AbortSignal;
   readonly logger: WorkerLogger;
   readonly onZombie: (err: ZombieWriteSuppressed) => void;
+  readonly metrics: WorkerMetrics;
 }
 
 type Claim = 'OK' | 'UNLEASED' | 'RETRY' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
@@ -75,7 +77,10 @@ export class AttemptRunner {
         attempt.abort(reason);
         if (reason instanceof ZombieWriteSuppressed) this.#o.onZombie(reason);
       },
-      onError: (err) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease renewal failed'),
+      onError: (err) => {
+        this.#o.metrics.renewalFailed();
+        this.#o.logger.warn({ err, jobId: d.job_id }, 'lease renewal failed');
+      },
     });
     lease.start();
     const startedAt = Date.now();
@@ -128,6 +133,7 @@ export class AttemptRunner {
     const onShutdown = () => attempt.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
     let error: TaskResultRecord['error'] = null;
+    const started = performance.now();
     try {
       await handler(
         JSON.parse(d.payload) as unknown,
@@ -138,6 +144,7 @@ export class AttemptRunner {
     } finally {
       shutdown.removeEventListener('abort', onShutdown);
     }
+    this.#o.metrics.handled(d.job_type, error?.failure_class ?? 'succeeded', performance.now() - started);
     if (!lease.stopped && !shutdown.aborted) {
       this.#o.admission.record(
         d.job_type,

@@ -7,6 +7,7 @@ import {
   type RegistryAuth,
   type SaslOptions,
 } from '@kairos/kafka';
+import type { Registry } from 'prom-client';
 
 /** Minimal logger interface (pino, console-like adapters and the like fit it). */
 export interface WorkerLogger {
@@ -37,6 +38,12 @@ export interface WorkerOptions {
   readonly concurrency?: number;
   /** Consumer group. Default: `<topicPrefix>kairos-workers.<classes joined by +>`. */
   readonly groupId?: string;
+  /**
+   * A Prometheus registry (prom-client) to register the worker's metrics in: handler duration by
+   * job type and outcome, tasks in flight, breaker state, lease renewal failures, zombie attempts.
+   * One worker per registry (merge registries with `Registry.merge` to serve several). Default: none.
+   */
+  readonly metrics?: Registry;
   /** Prefix of every topic name (matches the deployment's). Default: ''. */
   readonly topicPrefix?: string;
   /** This worker's identity in results and attempts. Default: `<host>-<pid>-<random>`. */
@@ -107,6 +114,7 @@ export interface CompiledWorkerOptions {
   readonly resourceClasses: readonly string[];
   readonly concurrency: number;
   readonly groupId: string;
+  readonly metrics: Registry | undefined;
   readonly topicPrefix: string;
   readonly workerId: string;
   readonly partitionsConsumedConcurrently: number;
@@ -181,6 +189,7 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     resourceClasses: classes,
     concurrency,
     groupId: o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`,
+    metrics: o.metrics,
     topicPrefix: prefix,
     workerId: o.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     partitionsConsumedConcurrently: positiveInt(

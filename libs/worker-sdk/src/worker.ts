@@ -22,6 +22,7 @@ import { OffsetCommits } from './offset-commits.js';
 import { compileWorkerOptions, type CompiledWorkerOptions, type WorkerOptions } from './options.js';
 import { ResultPublisher } from './results.js';
 import { TaskPool, type Task, type TaskEnd } from './task-pool.js';
+import { createWorkerMetrics, NO_WORKER_METRICS, type WorkerMetrics } from './worker-metrics.js';
 
 export { NO_HANDLER } from './attempt-runner.js';
 
@@ -69,6 +70,7 @@ export class Worker extends LifecycleService {
   readonly #codec: AvroCodec;
   readonly #redis: Redis;
   readonly #admission: Admission;
+  readonly #metrics: WorkerMetrics;
   readonly #commits: OffsetCommits;
   readonly #pool: TaskPool<TakenTask>;
   readonly #abort = new AbortController();
@@ -118,6 +120,15 @@ export class Worker extends LifecycleService {
       intervalMs: COMMIT_INTERVAL_MS,
       onError: (err) => o.logger.warn({ err }, 'offsets not committed yet; retrying'),
     });
+    this.#metrics = o.metrics
+      ? createWorkerMetrics(o.metrics, o.workerId, (t) => this.#handlers.has(t), {
+          inFlight: () => this.#pool.running,
+          breakers: () =>
+            [...this.#handlers.keys()]
+              .filter((t) => t !== CANARY_TYPE)
+              .map((t) => [t, this.#admission.state(t)] as const),
+        })
+      : NO_WORKER_METRICS;
     this.#pool = this.#createPool();
   }
 
@@ -137,6 +148,7 @@ export class Worker extends LifecycleService {
       shutdown: this.#abort.signal,
       logger: o.logger,
       onZombie: (err) => this.#zombie(err),
+      metrics: this.#metrics,
     });
     return new TaskPool<TakenTask>({
       concurrency: o.concurrency,
@@ -328,6 +340,7 @@ export class Worker extends LifecycleService {
   /** This worker's attempt was superseded: count it and, by default, leave gracefully. */
   #zombie(err: ZombieWriteSuppressed): void {
     this.#zombies++;
+    this.#metrics.zombie();
     this.#o.logger.error({ err, jobId: err.jobId, fence: err.fence }, 'ZombieWriteSuppressed');
     if (this.#o.onZombie === 'shutdown' && !this.#stopping) {
       this.stop().catch((e: unknown) => this.#o.logger.error({ err: e }, 'shutdown after zombie failed'));
