@@ -279,6 +279,22 @@ test('kairos topics tail, dlq rewind and status read Kafka itself: Avro decoded,
   const moved = await kairos(p, [...sinceHour, '--confirm'], kafkaEnv);
   expect(moved.code, moved.stderr).toBe(0);
   expect(await committed()).toBe(before - 3);
+  // A topic written in transactions (as the ingest writes its replies) ends at a commit marker,
+  // which no consumer is handed: the tail still stops at the end.
+  const txTopic = `${ns.prefix}kairos.dlq.io`;
+  const txProducer = ns.producer({
+    transactionalId: `${ns.prefix}cli-tx`,
+    idempotent: true,
+    maxInFlightRequests: 1,
+  });
+  await txProducer.connect();
+  const tx = await txProducer.transaction();
+  await tx.send({ topic: txTopic, messages: [dead(7, now), dead(8, now)] });
+  await tx.commit();
+  await txProducer.disconnect();
+  const txTail = await kairos(p, ['--json', 'topics', 'tail', txTopic, '--from', 'beginning'], kafkaEnv);
+  expect(txTail.code, txTail.stderr).toBe(0);
+  expect(txTail.stdout.trim().split('\n')).toHaveLength(2);
   const again = await kairos(p, ['topics', 'tail', dlq, '--since', '1h'], kafkaEnv);
   expect(again.stdout.match(/kairos-error-class=permanent/g)).toHaveLength(3);
   expect((await kairos(p, ['dlq', 'rewind', 'nope', '--group', group, '--earliest'], kafkaEnv)).code).toBe(2);

@@ -31,6 +31,7 @@ export function statusCommand(): Command {
         if (!(err instanceof ApiError && err.status === 403)) throw err;
       }
       const status = { api: api.config.url, health: health.status, key: who, ...system };
+      if (system?.services.some((s) => !s.ok)) process.exitCode = 1;
       if (out.data(status)) return;
       record(out, { api: status.api, health: status.health, ...who });
       if (!system) return out.line('services, apps and consumer lag: need a key with the admin scope');
@@ -48,6 +49,5 @@ export function statusCommand(): Command {
         })),
         ['group', 'state', 'instances', 'lag', 'topics'],
       );
-      if (system.services.some((s) => !s.ok)) process.exitCode = 1;
     });
 }

@@ -57,6 +57,8 @@ export class Canary extends LifecycleService {
   readonly #seen = new Map<string, CanarySuccess>();
   #watchingSince = 0;
   #period = -1;
+  /** The current period's canaries were sent again for the classes still waiting. */
+  #resent = false;
 
   constructor(options: CanaryOptions) {
     super('canary');
@@ -98,8 +100,11 @@ export class Canary extends LifecycleService {
     const now = this.#now();
     const period = Math.floor(now.getTime() / this.#o.intervalMs);
     if (period !== this.#period) {
+      await this.#send(this.#o.resourceClasses, now, false);
+      // Only once sent: a failed round tries this period's canaries again.
       this.#period = period;
-      await this.#launch(now);
+      this.#resent = false;
+      await this.#housekeep(now);
     }
     const latest = await latestCanarySuccesses(
       this.#o.pool,
@@ -107,16 +112,30 @@ export class Canary extends LifecycleService {
       CANARY_TYPE,
       new Date(now.getTime() - KEEP_MS),
     );
-    const out = this.#record(latest, now);
+    const waiting = this.#record(latest);
+    // A canary lost on its way (a failover can drop one: the pre-loader leaves canaries to the
+    // event path) is sent again halfway through the period, so one loss does not page.
+    const periodStart = period * this.#o.intervalMs;
+    if (waiting.length > 0 && !this.#resent && now.getTime() - periodStart >= this.#o.intervalMs / 2) {
+      await this.#send(waiting, now, true);
+      this.#resent = true;
+    }
     await this.#evaluate(now);
     const nextPeriod = (period + 1) * this.#o.intervalMs - now.getTime();
-    return out || this.#alerts.active().length > 0 ? Math.min(this.#o.checkMs, nextPeriod) : nextPeriod;
+    const busy = waiting.length > 0 && now.getTime() - periodStart < this.#o.stallMs;
+    if (!busy && this.#alerts.active().length === 0) return nextPeriod;
+    // Waiting: look again soon, and wake for the resend halfway through.
+    const resendIn = this.#resent ? Infinity : periodStart + this.#o.intervalMs / 2 - now.getTime();
+    return Math.max(0, Math.min(this.#o.checkMs, nextPeriod, resendIn));
   }
 
-  async #launch(now: Date): Promise<void> {
-    const specs = this.#o.resourceClasses.map((rc) => canarySpec(rc, now, this.#o.intervalMs));
+  async #send(classes: readonly string[], now: Date, again: boolean): Promise<void> {
+    const specs = classes.map((rc) => canarySpec(rc, now, this.#o.intervalMs, again));
     const made = await this.#o.jobs.createSystemJobs(specs);
     for (const r of made) if (r.created) this.#o.metrics.created.inc({ resource_class: r.job.resourceClass });
+  }
+
+  async #housekeep(now: Date): Promise<void> {
     const gone = await deleteOldCanaries(
       this.#o.pool,
       CANARY_TENANT,
@@ -129,8 +148,8 @@ export class Canary extends LifecycleService {
     if (active.length > 0) await this.#notify([], active);
   }
 
-  /** Records new successes; true while some class's canary of this period has not succeeded yet. */
-  #record(latest: readonly CanarySuccess[], now: Date): boolean {
+  /** Records new successes; the classes whose canary of this period has not succeeded yet. */
+  #record(latest: readonly CanarySuccess[]): string[] {
     for (const s of latest) {
       if (this.#seen.get(s.resourceClass)?.jobId === s.jobId) continue;
       this.#seen.set(s.resourceClass, s);
@@ -138,9 +157,8 @@ export class Canary extends LifecycleService {
       this.#o.metrics.latency.observe({ resource_class: s.resourceClass }, s.latencyMs / 1000);
     }
     const periodStart = this.#period * this.#o.intervalMs;
-    return (
-      this.#o.resourceClasses.some((rc) => (this.#seen.get(rc)?.finishedAt.getTime() ?? 0) < periodStart) &&
-      now.getTime() - periodStart < this.#o.stallMs
+    return this.#o.resourceClasses.filter(
+      (rc) => (this.#seen.get(rc)?.finishedAt.getTime() ?? 0) < periodStart,
     );
   }
 

@@ -1,5 +1,6 @@
 import { dlqOutboxRow, jobEventOutboxRow } from '@kairos/commands';
 import {
+  CANARY_TENANT,
   classifyError,
   decideRetry,
   GroupCommit,
@@ -250,7 +251,8 @@ export class Tracker extends LifecycleService {
     }
     if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
     if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
-    for (const job of applied.dead) m.deadLettered.inc({ resource_class: job.resourceClass });
+    for (const job of applied.dead)
+      if (job.tenantId !== CANARY_TENANT) m.deadLettered.inc({ resource_class: job.resourceClass });
   }
 
   /** Retries or fails each job whose current attempt failed, inside the batch's transaction. */
@@ -315,6 +317,9 @@ export class Tracker extends LifecycleService {
     for (const job of failed) {
       const f = how.get(job.id);
       if (!f) continue;
+      // A failed canary (a worker of an SDK that predates them answers NO_HANDLER) is Kairos's own
+      // probe: it never reaches users' dead-letter topics.
+      if (job.tenantId === CANARY_TENANT) continue;
       outbox.push(await this.#deadLetter(job, f.reason, f.failureClass, history.get(job.id) ?? [], now));
       this.#log.warn(
         {

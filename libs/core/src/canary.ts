@@ -11,8 +11,11 @@ export const CANARY_TENANT = '_kairos';
 /** The job type every worker of the SDK answers by itself, without user code. */
 export const CANARY_TYPE = 'kairos.canary';
 
-/** The canary of `resourceClass` for the period that contains `now` (one per class and period, whichever tracker makes it). */
-export function canarySpec(resourceClass: string, now: Date, periodMs: number): JobSpec {
+/**
+ * The canary of `resourceClass` for the period that contains `now` (one per class and period,
+ * whichever tracker makes it); `again` is the one sent halfway through when the first is lost.
+ */
+export function canarySpec(resourceClass: string, now: Date, periodMs: number, again = false): JobSpec {
   const period = Math.floor(now.getTime() / periodMs);
   return {
     tenantId: CANARY_TENANT,
@@ -22,7 +25,7 @@ export function canarySpec(resourceClass: string, now: Date, periodMs: number): 
     dueAt: now,
     // A canary that cannot run within a few periods says so by expiring, not by running late.
     deadlineAt: new Date(now.getTime() + 5 * periodMs),
-    idempotencyKey: `canary:${resourceClass}:${periodMs}:${period}`,
+    idempotencyKey: `canary:${resourceClass}:${periodMs}:${period}${again ? ':again' : ''}`,
     maxAttempts: 1,
     retry: DEFAULT_RETRY_BACKOFF,
   };

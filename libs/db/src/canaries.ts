@@ -6,8 +6,9 @@ type Queryable = Pick<pg.PoolClient, 'query'>;
 export interface CanarySuccess {
   readonly resourceClass: string;
   readonly jobId: string;
+  /** When the tracker recorded its success (PostgreSQL's clock: a worker's may be off). */
   readonly finishedAt: Date;
-  /** Creation → SUCCEEDED recorded by the tracker, ms. */
+  /** Creation → SUCCEEDED recorded by the tracker, ms (both on PostgreSQL's clock, not a worker's). */
   readonly latencyMs: number;
 }
 
@@ -22,11 +23,11 @@ export async function latestCanarySuccesses(
   since: Date,
 ): Promise<CanarySuccess[]> {
   const r = await db.query<{ resource_class: string; id: string; finished_at: Date; latency_ms: number }>(
-    `SELECT DISTINCT ON (resource_class) resource_class, id, finished_at,
-            (extract(epoch FROM finished_at - created_at) * 1000)::float8 AS latency_ms
+    `SELECT DISTINCT ON (resource_class) resource_class, id, updated_at AS finished_at,
+            (extract(epoch FROM updated_at - created_at) * 1000)::float8 AS latency_ms
        FROM jobs
       WHERE tenant_id = $1 AND state = 'SUCCEEDED' AND created_at >= $3 AND due_at >= $3 AND type = $2
-      ORDER BY resource_class, finished_at DESC`,
+      ORDER BY resource_class, updated_at DESC`,
     [tenant, type, since],
   );
   return r.rows.map((x) => ({

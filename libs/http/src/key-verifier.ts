@@ -39,22 +39,24 @@ export class KeyVerifier {
    * both on every request).
    */
   readonly #verified: LRUCache<string, Verified>;
+  readonly #ttl: number;
 
   constructor(options: KeyVerifierOptions) {
     this.#o = options;
     const ttl = options.cacheMs ?? 5_000;
+    this.#ttl = ttl;
     const max = options.cacheSize ?? 10_000;
     this.#cache = new LRUCache<string, Cached>({
       max,
-      ttl,
+      ttl: Math.max(ttl, 1),
       fetchMethod: async (id) => ({ stored: (await findApiKey(options.pool, id)) ?? null }),
     });
-    this.#verified = new LRUCache<string, Verified>({ max, ttl });
+    this.#verified = new LRUCache<string, Verified>({ max, ttl: Math.max(ttl, 1) });
   }
 
   /** The principal of a token verified within cacheMs and still valid now; undefined otherwise. */
   known(authorization: unknown): Principal | undefined {
-    if (typeof authorization !== 'string') return undefined;
+    if (typeof authorization !== 'string' || this.#ttl === 0) return undefined;
     const hit = this.#verified.get(authorization);
     return hit && this.#now().getTime() < hit.endsAt ? hit.principal : undefined;
   }
@@ -68,7 +70,12 @@ export class KeyVerifier {
       throw new KairosError('UNAUTHENTICATED', 'an API key is required: Authorization: Bearer kairos_…');
     }
     const parts = parseApiKey(token);
-    const cached = parts && (await this.#cache.fetch(parts.id));
+    // cacheMs 0: every request reads the key (lru-cache would take a ttl of 0 as "forever").
+    const cached =
+      parts &&
+      (this.#ttl === 0
+        ? { stored: (await findApiKey(this.#o.pool, parts.id)) ?? null }
+        : await this.#cache.fetch(parts.id));
     const principal =
       parts && cached?.stored ? principalOf(cached.stored, parts.secret, this.#now()) : undefined;
     // Unknown, wrong secret, revoked and expired look alike: no hint for a guesser.
@@ -76,7 +83,7 @@ export class KeyVerifier {
       throw new KairosError('UNAUTHENTICATED', 'the API key is not valid (unknown, revoked or expired)');
     // Trusted no longer than the stored key it was checked against, so a revocation elsewhere
     // still lands within cacheMs.
-    const ttl = parts ? this.#cache.getRemainingTTL(parts.id) : 0;
+    const ttl = parts && this.#ttl > 0 ? this.#cache.getRemainingTTL(parts.id) : 0;
     if (typeof authorization === 'string' && cached?.stored && ttl > 0) {
       this.#verified.set(authorization, { principal, endsAt: endOf(cached.stored) }, { ttl });
     }

@@ -116,12 +116,13 @@ async function targetOffsets(
 ): Promise<Map<number, number>> {
   if (typeof target === 'object' && 'timestamp' in target) {
     const at = await admin.fetchTopicOffsetsByTimestamp(topic, target.timestamp);
-    // -1: no record at or after the time: the end of the log.
+    // -1 (no record at or after the time) is the log end; clamped to the bounds read before.
     return new Map(
-      at.map((o) => [
-        o.partition,
-        Number(o.offset) < 0 ? (bounds.get(o.partition)?.high ?? 0) : Number(o.offset),
-      ]),
+      at.map((o) => {
+        const b = bounds.get(o.partition) ?? { low: 0, high: 0 };
+        const n = Number(o.offset);
+        return [o.partition, n < 0 ? b.high : Math.min(b.high, Math.max(b.low, n))];
+      }),
     );
   }
   const to = new Map<number, number>();

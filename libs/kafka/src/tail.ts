@@ -94,10 +94,17 @@ async function planTail(kafka: Kafka, o: TailOptions): Promise<Plan> {
  */
 export async function* tailTopic(kafka: Kafka, o: TailOptions): AsyncGenerator<TailRecord> {
   const { starts, ends } = await planTail(kafka, o);
-  const next = new Map(starts);
-  const done = (): boolean => !o.follow && [...next].every(([p, n]) => n >= (ends.get(p) ?? 0));
+  /** Per partition, the offset after the last one fetched, control records included. */
+  const reached = new Map(starts);
+  /** Records of each partition handed over and not yet read. */
+  const queued = new Map([...starts.keys()].map((p) => [p, 0]));
+  // A partition is through when everything before its end was fetched and read: transaction
+  // markers and aborted records are never handed over, so counting read records would not do.
+  const done = (): boolean =>
+    !o.follow && [...reached].every(([p, n]) => n >= (ends.get(p) ?? 0) && queued.get(p) === 0);
   if (done()) return;
-  const groupId = `kairos-tail-${randomBytes(6).toString('hex')}`;
+  // Not `kairos-…`: the apps' groups are, and `kairos status` lists those.
+  const groupId = `kairos.tail-${randomBytes(6).toString('hex')}`;
   const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 500, allowAutoTopicCreation: false });
   const queue: TailRecord[] = [];
   let stopped = false;
@@ -110,13 +117,22 @@ export async function* tailTopic(kafka: Kafka, o: TailOptions): AsyncGenerator<T
   };
   const onAbort = () => ((stopped = true), poke());
   o.signal?.addEventListener('abort', onAbort);
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    // A batch that begins at or past the end is not ours (there is none before the seeks apply:
+    // KafkaJS drops fetches of a partition with a seek pending); only the follow case reads there.
+    if (!reached.has(payload.partition) || Number(payload.firstOffset) >= (ends.get(payload.partition) ?? 0))
+      return;
+    const after = Number(payload.lastOffset) + 1;
+    if (after > (reached.get(payload.partition) ?? 0)) reached.set(payload.partition, after);
+    poke();
+  });
   try {
     await consumer.connect();
     await consumer.subscribe({ topic: o.topic });
     await consumer.run({
       autoCommit: false,
       // Only hands records over; the reader does the rest.
-      eachBatch: async ({ batch }) => {
+      eachBatch: async ({ batch, heartbeat }) => {
         const end = o.follow ? Infinity : (ends.get(batch.partition) ?? 0);
         if (!starts.has(batch.partition)) return;
         for (const m of batch.messages) {
@@ -130,10 +146,18 @@ export async function* tailTopic(kafka: Kafka, o: TailOptions): AsyncGenerator<T
             headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, headerText(v)])),
             value: m.value,
           });
+          queued.set(batch.partition, (queued.get(batch.partition) ?? 0) + 1);
         }
         poke();
-        // Back-pressure: a slow reader holds the fetch loop instead of filling memory.
-        while (queue.length > 1000 && !stopped) await new Promise<void>((r) => (drained = r));
+        // Back-pressure: a slow reader holds the fetch loop instead of filling memory, still
+        // heartbeating so the group does not evict this member meanwhile.
+        while (queue.length > 1000 && !stopped) {
+          await Promise.race([
+            new Promise<void>((r) => (drained = r)),
+            new Promise<void>((r) => setTimeout(r, 1000).unref()),
+          ]);
+          await heartbeat();
+        }
       },
     });
     for (const [partition, offset] of starts)
@@ -146,7 +170,7 @@ export async function* tailTopic(kafka: Kafka, o: TailOptions): AsyncGenerator<T
         await new Promise<void>((resolve) => (wake = resolve));
         continue;
       }
-      next.set(r.partition, r.offset + 1);
+      queued.set(r.partition, (queued.get(r.partition) ?? 1) - 1);
       given += 1;
       yield r;
     }

@@ -122,6 +122,7 @@ export class AttemptRunner {
   ): Promise<TaskResultRecord['error']> {
     const handler = this.#o.handlers.get(d.job_type);
     if (!handler) {
+      this.#o.metrics.handled(d.job_type, NO_HANDLER, 0);
       return {
         ...describeFailure(
           new PermanentError(`no handler for job type "${d.job_type}" on ${this.#o.workerId}`),

@@ -41,7 +41,8 @@ export interface WorkerOptions {
   /**
    * A Prometheus registry (prom-client) to register the worker's metrics in: handler duration by
    * job type and outcome, tasks in flight, breaker state, lease renewal failures, zombie attempts.
-   * One worker per registry (merge registries with `Registry.merge` to serve several). Default: none.
+   * One worker per registry: the metric names are fixed, so a second worker on the same registry
+   * is refused by prom-client (serve several with a registry each). Default: none.
    */
   readonly metrics?: Registry;
   /** Prefix of every topic name (matches the deployment's). Default: ''. */
