@@ -12,18 +12,19 @@ import { createPool, publishOutboxAfterCommit, type Pool } from '@kairos/db';
 import { DelayTier, type DelayTierOptions, type HotRecord } from '@kairos/delay-tier';
 import {
   AvroCodec,
+  consumerGroups,
   createKafka,
   createRegistryClient,
   startOutboxRelay,
   topicNames,
   type TopicNames,
 } from '@kairos/kafka';
-import { createRedis } from '@kairos/redis';
+import { createRedis, HotSet, Leases } from '@kairos/redis';
 import { createLogger, type Logger } from '@kairos/observability';
 import { Tracker, type TrackerOptions } from '@kairos/tracker';
 import { Worker, type WorkerOptions } from '@kairos/worker-sdk';
 import type { FastifyInstance } from 'fastify';
-import type { Kafka } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { createAdminKey } from './api-keys.js';
 import { prepareNamespace, runStops, type NamespaceSpec } from './namespace-setup.js';
 
@@ -53,6 +54,10 @@ export interface HarnessOptions extends NamespaceSpec {
   readonly createGroup?: JobCommandsOptions['createGroup'];
   /** The tracker's canary (interval, stall time, notifier); its rows go through Debezium only. Default: none. */
   readonly canary?: Omit<NonNullable<TrackerOptions['canary']>, 'jobs'>;
+  /** The tracker's reconciliation watchdog (interval, grace, timeouts…). Default: none. */
+  readonly watchdog?: Omit<NonNullable<TrackerOptions['watchdog']>, 'hot' | 'leases' | 'producer' | 'shards'>;
+  /** The tracker's job gauges and forecast (interval). Default: none. */
+  readonly gauges?: Omit<NonNullable<TrackerOptions['gauges']>, 'shards'>;
 }
 
 /**
@@ -66,6 +71,8 @@ export class InProcessPipeline {
   readonly #o: HarnessOptions;
   /** Creates the canaries when the tracker runs one (on a pool of their own). */
   #canaryJobs: JobCommands | undefined;
+  /** Sends the watchdog's lost-attempt results when the tracker runs one. */
+  #producer: Producer | undefined;
   readonly kafka: Kafka;
   readonly topics: TopicNames;
   pool!: Pool;
@@ -166,6 +173,12 @@ export class InProcessPipeline {
     }
     this.delayTier = this.newDelayTier();
     await this.delayTier.start();
+    if (this.#o.watchdog) {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      this.#stops.push(() => producer.disconnect());
+      this.#producer = producer;
+    }
     this.tracker = this.newTracker();
     await this.tracker.start();
   }
@@ -213,9 +226,30 @@ export class InProcessPipeline {
       log: this.#log('tracker'),
       ...(this.#o.generator === undefined ? {} : { generator: this.#o.generator }),
       ...(this.#canaryJobs && this.#o.canary && { canary: { ...this.#o.canary, jobs: this.#canaryJobs } }),
+      ...(this.#o.watchdog && { watchdog: this.#watchdogParts(this.#o.watchdog) }),
+      ...(this.#o.gauges && {
+        gauges: {
+          shards: this.#o.services.jobEventPartitions,
+          consumerGroups: () => consumerGroups(this.kafka, this.#o.prefix),
+          ...this.#o.gauges,
+        },
+      }),
     });
     this.#stops.push(() => tracker.stop());
     return tracker;
+  }
+
+  /** The watchdog's Redis readers and result producer, as the tracker app builds them. */
+  #watchdogParts(options: NonNullable<HarnessOptions['watchdog']>): NonNullable<TrackerOptions['watchdog']> {
+    const redis = createRedis(this.#o.services.redisUrl, { keyPrefix: this.#o.prefix });
+    this.#stops.push(async () => void (await redis.quit()));
+    return {
+      ...options,
+      hot: new HotSet(redis),
+      leases: new Leases(redis),
+      producer: this.#producer,
+      shards: this.#o.services.jobEventPartitions,
+    };
   }
 
   /** A worker on this namespace's task topics (stopped by stop() if still running). */

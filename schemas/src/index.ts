@@ -75,6 +75,10 @@ export interface TaskResultRecord {
   due_at: number;
   started_at: number;
   finished_at: number;
+  /** The task's resource class; null or absent from workers older than it. */
+  resource_class?: string | null;
+  /** When the task was dispatched, ms; null or absent from workers older than it. */
+  dispatched_at?: number | null;
 }
 
 /**

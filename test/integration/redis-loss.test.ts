@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest';
+import { bothCopiesRead } from '../support/events-read.js';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
 
@@ -25,19 +26,7 @@ test('losing every hot-set key loses no job: the owner notices and rebuilds from
   await eventually('every job to reach the hot set', async () => (await sizes()) === n, 30_000);
   // Each event comes twice (outbox relay, then Debezium): wait until the tier has read the second
   // copies too, so none arrives after the loss below and makes the owner notice it early.
-  const admin = ns.admin();
-  await admin.connect();
-  const total = (offsets: readonly { offset: string }[]) =>
-    offsets.reduce((sum, o) => sum + Math.max(0, Number(o.offset)), 0);
-  await eventually('the tier to have read both copies of every event', async () => {
-    const end = total((await admin.fetchTopicOffsets(p.topics.jobEvents)).map((o) => ({ offset: o.high })));
-    const [read] = await admin.fetchOffsets({
-      groupId: `${ns.prefix}delay-tier`,
-      topics: [p.topics.jobEvents],
-    });
-    return end >= 2 * n && total(read?.partitions ?? []) >= end;
-  });
-  await admin.disconnect();
+  await bothCopiesRead(ns, p, n);
 
   // Redis loses everything of this deployment (its keys; other tests share this Redis).
   const redis = ns.redis();

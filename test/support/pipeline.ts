@@ -42,6 +42,10 @@ export async function startPipeline(
     readonly generator?: HarnessOptions['generator'];
     /** The tracker's canary (interval, stall time, notifier). */
     readonly canary?: HarnessOptions['canary'];
+    /** The tracker's reconciliation watchdog (interval, grace, timeouts). */
+    readonly watchdog?: HarnessOptions['watchdog'];
+    /** The tracker's job gauges and forecast (interval). */
+    readonly gauges?: HarnessOptions['gauges'];
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
@@ -51,6 +55,8 @@ export async function startPipeline(
     ...(options.schedules ? { schedules: options.schedules } : {}),
     ...(options.generator !== undefined ? { generator: options.generator } : {}),
     ...(options.canary ? { canary: options.canary } : {}),
+    ...(options.watchdog ? { watchdog: options.watchdog } : {}),
+    ...(options.gauges ? { gauges: options.gauges } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,

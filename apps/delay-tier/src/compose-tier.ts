@@ -146,6 +146,12 @@ function newDispatcher({ o, log, metrics }: Context, state: PartitionState, prod
     onDispatched: (record, atMs) => {
       metrics.dispatched.inc({ resource_class: record.resource_class });
       metrics.dispatchLag.observe(record.resource_class, record.tenant_id, (atMs - record.due_at) / 1000);
+      metrics.hops.observe(
+        'due_to_dispatch',
+        record.resource_class,
+        record.tenant_id,
+        (atMs - record.due_at) / 1000,
+      );
       o.onDispatched?.(record, atMs);
     },
     onExpired: (record) => {
@@ -185,7 +191,7 @@ function newPreloader(
 }
 
 function newEventsConsumer(
-  { o, log }: Context,
+  { o, log, metrics }: Context,
   state: PartitionState,
   dispatcher: Dispatcher,
 ): JobEventsConsumer {
@@ -207,6 +213,7 @@ function newEventsConsumer(
       guard: state.guard,
       log,
       windowMs: () => state.lookahead.effectiveMs,
+      hops: metrics.hops,
       onScheduled: (record, atMs) => {
         // Due before the dispatcher's planned visit of its partition (due now, or a late event,
         // or simply sooner than anything else there): it wakes for it.

@@ -1,6 +1,7 @@
+import { JOB_REENTERED } from '@kairos/commands';
 import { isKairosError } from '@kairos/core';
 import { headerString, type AvroCodec } from '@kairos/kafka';
-import type { Logger } from '@kairos/observability';
+import type { HopLagMetric, Logger } from '@kairos/observability';
 import type { HotEvent, HotSet } from '@kairos/redis';
 import type { JobEventRecord } from '@kairos/schemas';
 import type { KafkaMessage } from 'kafkajs';
@@ -23,6 +24,8 @@ export interface EventApplierDeps {
   readonly onScheduled?: ((record: HotRecord, atMs: number) => void) | undefined;
   /** Events applied lately: the second copy of each (relay, then Debezium) is skipped. */
   readonly recent?: RecentEvents;
+  /** Outbox → Kafka and Kafka → hot set of each job added. */
+  readonly hops?: HopLagMetric;
 }
 
 /** A decoded event of a batch, with the id its copies (relay, Debezium) share. */
@@ -30,6 +33,10 @@ interface DecodedEvent {
   readonly event: JobEventRecord;
   readonly eventId: string | undefined;
   readonly traceparent: string | null;
+  /** The watchdog's re-entry of a job no hot set holds (applied even at a version seen before). */
+  readonly reentry: boolean;
+  /** The Kafka record's timestamp, ms (when it was produced). */
+  readonly kafkaAtMs: number;
 }
 
 /**
@@ -74,7 +81,13 @@ async function decodeEvents(
       if (eventId !== undefined && deps.recent?.has(eventId)) return undefined;
       try {
         const event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
-        return { event, eventId, traceparent: headerString(message.headers, 'traceparent') ?? null };
+        return {
+          event,
+          eventId,
+          traceparent: headerString(message.headers, 'traceparent') ?? null,
+          reentry: headerString(message.headers, 'kairos-event-type') === JOB_REENTERED,
+          kafkaAtMs: Number(message.timestamp),
+        };
       } catch (err) {
         if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
         // A value that does not decode can never be applied; skipping it keeps the partition moving.
@@ -92,6 +105,25 @@ async function apply(
   epoch: number,
   events: readonly DecodedEvent[],
 ): Promise<void> {
+  deps.log.debug({ partition, events: events.length }, 'job events');
+  const ordinary = events.filter((e) => !e.reentry);
+  const reentries = events.filter((e) => e.reentry);
+  // Versions make the order of the two calls irrelevant; re-entries are rare.
+  if (ordinary.length > 0) await applyMode(deps, partition, epoch, ordinary, 'event');
+  if (reentries.length > 0) {
+    const added = await applyMode(deps, partition, epoch, reentries, 'hydrate');
+    deps.log.warn({ partition, reentries: reentries.length, added }, 'watchdog re-entered lost jobs');
+  }
+}
+
+/** Applies events in one mode ('hydrate': a version seen but absent is added again); returns how many were added. */
+async function applyMode(
+  deps: EventApplierDeps,
+  partition: number,
+  epoch: number,
+  events: readonly DecodedEvent[],
+  mode: 'event' | 'hydrate',
+): Promise<number> {
   const records = events.map(({ event, traceparent }) =>
     event.event_type === 'SCHEDULED' ? hotRecord(event, traceparent) : undefined,
   );
@@ -101,11 +133,31 @@ async function apply(
       ? { kind: 'schedule', job: hotJob(record) }
       : { kind: 'cancel', jobId: event.job_id, version: event.version };
   });
-  deps.log.debug({ partition, events: events.length }, 'job events');
-  const outcomes = await deps.hot.applyEvents(partition, epoch, hotEvents, { windowMs: deps.windowMs() });
+  const outcomes = await deps.hot.applyEvents(partition, epoch, hotEvents, {
+    windowMs: deps.windowMs(),
+    mode,
+  });
   const at = Date.now();
+  let added = 0;
   outcomes.forEach((o, i) => {
     const record = records[i];
-    if (o === 'added' && record) deps.onScheduled?.(record, at);
+    const e = events[i];
+    if (o === 'added' && record && e) {
+      added += 1;
+      deps.onScheduled?.(record, at);
+      deps.hops?.observe(
+        'outbox_to_kafka',
+        record.resource_class,
+        record.tenant_id,
+        (e.kafkaAtMs - e.event.occurred_at) / 1000,
+      );
+      deps.hops?.observe(
+        'kafka_to_hot_set',
+        record.resource_class,
+        record.tenant_id,
+        (at - e.kafkaAtMs) / 1000,
+      );
+    }
   });
+  return added;
 }

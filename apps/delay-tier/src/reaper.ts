@@ -1,3 +1,4 @@
+import { lostAttemptResult } from '@kairos/commands';
 import { LifecycleService, PollLoop } from '@kairos/core';
 import { findJobs, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
@@ -30,9 +31,6 @@ export interface ReaperOptions {
   readonly batch: number;
   readonly onReaped?: (jobId: string, fence: number) => void;
 }
-
-/** Error class of an attempt whose worker was lost (its lease expired). */
-export const LEASE_EXPIRED = 'LeaseExpired';
 
 /** A round comes at most this long after the earliest known lease expiry (timer granularity). */
 const REAP_SLACK_MS = 5;
@@ -117,26 +115,15 @@ export class Reaper extends LifecycleService {
       const job = jobs.get(r.jobId);
       // The attempt ended meanwhile (its result arrived, or the job was cancelled): nothing to report.
       if (!job || job.fence !== r.fence || !['QUEUED', 'RUNNING'].includes(job.state)) continue;
-      results.push({
-        job_id: job.id,
-        tenant_id: job.tenantId,
-        attempt: job.attempt,
-        fence: r.fence,
-        epoch,
-        shard: partition,
-        outcome: 'FAILED',
-        error: {
-          error_class: LEASE_EXPIRED,
-          message: `lease expired: worker ${r.workerId} stopped renewing attempt ${job.attempt}`,
-          // It may have had its effect before it was lost: retried, relying on idempotency.
-          failure_class: 'ambiguous',
-          retry_after_ms: null,
-        },
-        worker_id: r.workerId,
-        due_at: job.dueAt.getTime(),
-        started_at: (job.dispatchedAt ?? job.dueAt).getTime(),
-        finished_at: now,
-      });
+      results.push(
+        lostAttemptResult(
+          job,
+          epoch,
+          r.workerId,
+          `lease expired: worker ${r.workerId} stopped renewing attempt ${job.attempt}`,
+          now,
+        ),
+      );
     }
     if (results.length > 0) {
       await this.#o.producer.send({

@@ -5,12 +5,22 @@ import {
   kafkaClientOptions,
   kairosEnv,
   onShutdown,
+  redisOptions,
   registryOptions,
   runMain,
+  watchdogEnv,
 } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
-import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
+import {
+  AvroCodec,
+  consumerGroups,
+  createKafka,
+  createRegistryClient,
+  startOutboxRelay,
+  topicNames,
+} from '@kairos/kafka';
+import { createRedis, HotSet, Leases } from '@kairos/redis';
 import { createLogger } from '@kairos/observability';
 import { readinessHandler, runningCheck } from '@kairos/http';
 import Fastify from 'fastify';
@@ -43,6 +53,11 @@ runMain(async () => {
           max: 1,
           applicationName: 'kairos-canary',
         });
+  const watch = watchdogEnv();
+  // The watchdog reads the hot sets and leases (never writes them) and reports lost attempts.
+  const redis = createRedis(env.redisUrl, redisOptions(env));
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
   const tracker = new Tracker({
     kafka,
     codec,
@@ -77,6 +92,26 @@ runMain(async () => {
         ...(canary.webhookUrl && { notify: alertWebhook(canary.webhookUrl) }),
       },
     }),
+    ...(watch.intervalMs > 0 && {
+      watchdog: {
+        hot: new HotSet(redis),
+        leases: new Leases(redis),
+        producer,
+        shards: env.jobEventPartitions,
+        intervalMs: watch.intervalMs,
+        graceMs: watch.graceMs,
+        queuedTimeoutMs: watch.queuedTimeoutMs,
+        runningTimeoutMs: watch.runningTimeoutMs,
+        outboxStallMs: watch.outboxStallMs,
+      },
+    }),
+    ...(watch.gaugesIntervalMs > 0 && {
+      gauges: {
+        shards: env.jobEventPartitions,
+        intervalMs: watch.gaugesIntervalMs,
+        consumerGroups: () => consumerGroups(kafka, `${env.topicPrefix}kairos-`),
+      },
+    }),
   });
   await tracker.start();
   // Prometheus only (zombie writes, results, retries, dead letters, the canary).
@@ -100,6 +135,8 @@ runMain(async () => {
   onShutdown(async () => {
     await metrics.close();
     await tracker.stop();
+    await producer.disconnect();
+    redis.disconnect();
     await relay?.stop();
     await canaryPool?.end();
     await pool.end();

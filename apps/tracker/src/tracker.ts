@@ -37,7 +37,10 @@ import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } 
 import type { TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
 import { Canary, type CanaryOptions } from './canary.js';
+import { JobGauges, type JobGaugesOptions } from './job-gauges.js';
+import { observeHops } from './result-hops.js';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
+import { Watchdog, type WatchdogOptions } from './watchdog.js';
 
 export interface TrackerOptions {
   readonly kafka: Kafka;
@@ -71,6 +74,10 @@ export interface TrackerOptions {
    * alerting when a class's stop completing (see Canary). Default: none.
    */
   readonly canary?: Omit<CanaryOptions, 'pool' | 'resourceClasses' | 'metrics' | 'log'>;
+  /** The reconciliation watchdog, run by this tracker (see Watchdog). Default: none. */
+  readonly watchdog?: Omit<WatchdogOptions, 'pool' | 'codec' | 'topics' | 'metrics' | 'log'>;
+  /** The gauges of jobs by state, dead letters, oldest overdue, forecast, consumer lag. Default: none. */
+  readonly gauges?: Omit<JobGaugesOptions, 'pool' | 'resourceClasses' | 'metrics' | 'log'>;
 }
 
 /** A batch transaction that lost a race (a row moved between partitions, a deadlock) is redone up to this often. */
@@ -109,6 +116,8 @@ export class Tracker extends LifecycleService {
   readonly generator: ScheduleGenerator | undefined;
   /** The canary (undefined when not configured). */
   readonly canary: Canary | undefined;
+  /** The reconciliation watchdog (undefined when not configured). */
+  readonly watchdog: Watchdog | undefined;
   /** The results consumer, then the generator (stopped first). */
   readonly #life: Lifecycle;
   readonly #group: GroupCommit<Reports, true>;
@@ -148,7 +157,28 @@ export class Tracker extends LifecycleService {
           log: this.#log,
         })
       : undefined;
-    const parts = [consumer, this.generator, this.canary].filter((p) => p !== undefined);
+    this.watchdog = options.watchdog
+      ? new Watchdog({
+          ...options.watchdog,
+          pool: options.pool,
+          codec: options.codec,
+          topics: options.topics,
+          metrics: this.metrics.watch,
+          log: this.#log,
+        })
+      : undefined;
+    const gauges = options.gauges
+      ? new JobGauges({
+          ...options.gauges,
+          pool: options.pool,
+          resourceClasses: options.resourceClasses,
+          metrics: this.metrics.watch,
+          log: this.#log,
+        })
+      : undefined;
+    const parts = [consumer, this.generator, this.canary, this.watchdog, gauges].filter(
+      (p) => p !== undefined,
+    );
     this.#life = serviceGroup('tracker', parts);
     this.#group = new GroupCommit<Reports, true>(
       {
@@ -190,8 +220,9 @@ export class Tracker extends LifecycleService {
       // Batches of different partitions touch different jobs: taken in parallel, written together.
       partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch, heartbeat }) => {
-        const { starts, results } = await this.#decode(batch.topic, batch.messages);
+        const { starts, results, decoded } = await this.#decode(batch.topic, batch.messages);
         await this.#group.add({ starts, results });
+        observeHops(this.metrics.hops, decoded, Date.now());
         this.#log.debug({ starts: starts.length, results: results.length }, 'applied');
         this.#o.onApplied?.(starts.length, results.length);
         await heartbeat();
@@ -206,7 +237,7 @@ export class Tracker extends LifecycleService {
   async #decode(
     topic: string,
     messages: readonly { value: Buffer | null; offset: string }[],
-  ): Promise<{ starts: StartRecord[]; results: ResultRecord[] }> {
+  ): Promise<{ starts: StartRecord[]; results: ResultRecord[]; decoded: TaskResultRecord[] }> {
     const decoded: TaskResultRecord[] = [];
     for (const m of messages) {
       if (!m.value) continue;
@@ -225,6 +256,7 @@ export class Tracker extends LifecycleService {
         .filter((r) => r.outcome === 'STARTED' && !finished.has(`${r.job_id}/${r.fence}`))
         .map(toStart),
       results: decoded.flatMap((r) => (r.outcome === 'STARTED' ? [] : [toResult(r, r.outcome)])),
+      decoded,
     };
   }
 

@@ -9,6 +9,13 @@ export const JOB_EVENTS_AGGREGATE = 'job-events';
 
 export type JobEventType = JobEventRecord['event_type'];
 
+/**
+ * Outbox type (the `kairos-event-type` header) of a SCHEDULED event the reconciliation watchdog
+ * sends again for a job no hot set holds: the partition owner applies it even at a version it
+ * has seen (the hot entry was lost), which a replayed ordinary event must never do.
+ */
+export const JOB_REENTERED = 'JobReentered';
+
 type EventJob = Pick<
   Job,
   | 'id'
@@ -60,13 +67,14 @@ export async function jobEventOutboxRow(
   job: EventJob,
   now: Date,
   traceparent: string | null,
+  options: { readonly reentry?: boolean } = {},
 ): Promise<OutboxRow> {
   const id = newId();
   return {
     id,
     aggregateType: JOB_EVENTS_AGGREGATE,
     aggregateId: job.routingKey,
-    type: `Job${type === 'SCHEDULED' ? 'Scheduled' : 'Cancelled'}`,
+    type: options.reentry ? JOB_REENTERED : `Job${type === 'SCHEDULED' ? 'Scheduled' : 'Cancelled'}`,
     payload: await codec.encode(topic, SCHEMAS.jobEvent, jobEventRecord(type, job, id, now)),
     jobId: job.id,
     tenantId: job.tenantId,

@@ -8,6 +8,7 @@ export {
 export type { CreateResult } from './job-creates.js';
 export {
   JOB_EVENTS_AGGREGATE,
+  JOB_REENTERED,
   jobEventRecord,
   jobEventOutboxRow,
   dlqAggregate,
@@ -34,3 +35,4 @@ export type {
   TriggerResult,
 } from './schedule-types.js';
 export { Replays, type ReplaysOptions } from './replays.js';
+export { LEASE_EXPIRED, lostAttemptResult } from './lost-attempts.js';

@@ -16,3 +16,4 @@ export { createGroupEnv, type CreateGroupEnv } from './create-group-env.js';
 export { connectionsEnv, type ConnectionsEnv } from './connections-env.js';
 export { apiEnv, httpAuthEnv, type ApiEnv, type HttpAuthEnv } from './api-env.js';
 export { canaryEnv, type CanaryEnv } from './canary-env.js';
+export { watchdogEnv, type WatchdogEnv } from './watchdog-env.js';

@@ -21,3 +21,5 @@ registerErrorRecogniser(recognisePgError);
 export * from './job-search.js';
 export * from './replays.js';
 export * from './canaries.js';
+export * from './job-gauges.js';
+export * from './watchdog.js';

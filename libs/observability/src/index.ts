@@ -10,3 +10,6 @@ export {
 export { createTrackerMetrics, type TrackerMetrics } from './tracker-metrics.js';
 export { createIngestMetrics, type IngestMetrics } from './ingest-metrics.js';
 export { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
+export { createWatchMetrics, type WatchMetrics, type WatchdogFinding } from './watch-metrics.js';
+export { createHopMetrics, type Hop, type HopLagMetric } from './hop-metrics.js';
+export { cappedLabel } from './capped-label.js';

@@ -1,4 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { cappedLabel } from './capped-label.js';
+import { createHopMetrics, LAG_BUCKETS, type HopLagMetric } from './hop-metrics.js';
+
+export { OTHER_TENANT } from './capped-label.js';
 
 export type { Registry };
 
@@ -19,6 +23,8 @@ export interface DelayTierMetrics {
   /** Content-Type of `text()`, for the /metrics response. */
   readonly contentType: string;
   readonly dispatchLag: DispatchLagMetric;
+  /** Per-hop lag of the hops the delay tier sees (outbox → Kafka, Kafka → hot set, due → dispatch). */
+  readonly hops: HopLagMetric;
   readonly hotSetSize: Gauge<'partition'>;
   readonly oldestDueAge: Gauge<'partition'>;
   readonly hydrated: Counter<'partition'>;
@@ -36,17 +42,8 @@ export interface DelayTierMetrics {
   text(): Promise<string>;
 }
 
-/** Tenant names start with a letter or digit (see create-job), so this never collides with one. */
-export const OTHER_TENANT = '_other';
-
-// 1 ms .. 60 s: sub-ms is noise next to Kafka produce latency; past a minute only "late" matters.
-const LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-
 export function createDelayTierMetrics(options: DelayTierMetricsOptions = {}): DelayTierMetrics {
-  const tenantLabelLimit = options.tenantLabelLimit ?? 100;
-  if (!Number.isSafeInteger(tenantLabelLimit) || tenantLabelLimit < 0) {
-    throw new RangeError(`tenantLabelLimit must be a non-negative integer, got ${tenantLabelLimit}`);
-  }
+  const tenantLabel = cappedLabel(options.tenantLabelLimit ?? 100);
   let registry = options.registry;
   if (!registry) {
     registry = new Registry();
@@ -62,16 +59,6 @@ export function createDelayTierMetrics(options: DelayTierMetricsOptions = {}): D
     buckets: LAG_BUCKETS,
     registers,
   });
-  // Every label value is a separate time series in Prometheus, kept in memory and on disk; an
-  // unbounded tenant set grows without limit and takes the server down. So only the first
-  // `tenantLabelLimit` tenants seen get their own series.
-  const tenants = new Set<string>();
-  const tenantLabel = (tenant: string): string => {
-    if (tenants.has(tenant)) return tenant;
-    if (tenants.size >= tenantLabelLimit) return OTHER_TENANT;
-    tenants.add(tenant);
-    return tenant;
-  };
 
   const byPartition = { labelNames: ['partition'] as const, registers };
   const hotSetSize = new Gauge({
@@ -137,6 +124,7 @@ export function createDelayTierMetrics(options: DelayTierMetricsOptions = {}): D
         lag.observe({ resource_class: resourceClass, tenant: tenantLabel(tenant) }, seconds);
       },
     },
+    hops: createHopMetrics(owned, tenantLabel),
     hotSetSize,
     oldestDueAge,
     hydrated,

@@ -1,5 +1,8 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
+import { cappedLabel } from './capped-label.js';
+import { createHopMetrics, type HopLagMetric } from './hop-metrics.js';
+import { createWatchMetrics, type WatchMetrics } from './watch-metrics.js';
 
 export interface TrackerMetrics {
   readonly registry: Registry;
@@ -11,6 +14,10 @@ export interface TrackerMetrics {
   readonly deadLettered: Counter<'resource_class'>;
   /** The canary's, when the tracker runs it (registered either way: an absent series is not a 0). */
   readonly canary: CanaryMetrics;
+  /** The watchdog's findings and repairs, and the gauges of jobs by state, overdue, forecast and lag. */
+  readonly watch: WatchMetrics;
+  /** Per-hop lag of the hops the tracker sees (dispatch → start, start → finish, finish → recorded). */
+  readonly hops: HopLagMetric;
   text(): Promise<string>;
 }
 
@@ -50,6 +57,8 @@ export function createTrackerMetrics(): TrackerMetrics {
     retriesScheduled,
     deadLettered,
     canary: createCanaryMetrics(registry),
+    watch: createWatchMetrics(registry),
+    hops: createHopMetrics(registry, cappedLabel(100)),
     text: () => registry.metrics(),
   };
 }

@@ -334,6 +334,26 @@ export class HotSet {
     return { jobs, inflight, oldestDueMs: oldest < 0 ? undefined : oldest };
   }
 
+  /**
+   * Per job id, whether the partition's hot set holds it (waiting or in flight): one pipelined
+   * read, no script, so it works while Redis refuses writes (OOM). The reconciliation watchdog
+   * uses it to tell a job that is late from one that no one will dispatch.
+   */
+  async holds(partition: number, jobIds: readonly string[]): Promise<boolean[]> {
+    if (jobIds.length === 0) return [];
+    const k = this.keys(partition);
+    const pipeline = this.#redis.pipeline();
+    for (const id of jobIds) pipeline.hexists(k.jobs, id).zscore(k.inflight, id);
+    const replies = (await pipeline.exec()) ?? [];
+    return jobIds.map((_, i) => {
+      const [hashErr, inHash] = replies[2 * i] ?? [];
+      const [setErr, score] = replies[2 * i + 1] ?? [];
+      const err = hashErr ?? setErr;
+      if (err) throw err;
+      return inHash === 1 || typeof score === 'string';
+    });
+  }
+
   /** Jobs in the hot set of a partition: waiting (`due`) and in flight. */
   async size(partition: number): Promise<{ due: number; inflight: number }> {
     const s = await this.stats(partition);

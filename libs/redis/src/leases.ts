@@ -64,6 +64,23 @@ export class Leases {
     this.#ttl = options.attemptTtlSeconds ?? 7 * 24 * 3600;
   }
 
+  /**
+   * Per job id, whether a running attempt of it holds a lease in the partition (one pipelined
+   * read): the watchdog's test for RUNNING jobs whose lease Redis lost.
+   */
+  async held(partition: number, jobIds: readonly string[]): Promise<boolean[]> {
+    if (jobIds.length === 0) return [];
+    const leases = partitionKeys(this.#prefix, partition).leases;
+    const pipeline = this.#redis.pipeline();
+    for (const id of jobIds) pipeline.zscore(leases, id);
+    const replies = (await pipeline.exec()) ?? [];
+    return jobIds.map((_, i) => {
+      const [err, score] = replies[i] ?? [];
+      if (err) throw err;
+      return typeof score === 'string';
+    });
+  }
+
   async claim(a: AttemptRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {
     return one(await this.claimMany([a], workerId, leaseMs));
   }

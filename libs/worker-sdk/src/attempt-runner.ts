@@ -186,6 +186,8 @@ export class AttemptRunner {
       due_at: d.due_at,
       started_at: startedAt,
       finished_at: finishedAt,
+      resource_class: d.resource_class,
+      dispatched_at: d.dispatched_at,
     };
   }
 
