@@ -10,3 +10,4 @@ export {
 export { createTrackerMetrics, type TrackerMetrics } from './tracker-metrics.js';
 export { createIngestMetrics, type IngestMetrics } from './ingest-metrics.js';
 export { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
+export { createHttpMetrics, UNMATCHED_ROUTE, type HttpMetrics } from './http-metrics.js';
