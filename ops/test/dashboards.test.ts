@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test } from 'vitest';
 import { parse } from 'yaml';
+import { prometheusConfig, stackConfigFromEnv } from '@kairos/ops';
 import { definedMetrics, EXTERNAL_METRICS, isKnown, metricsOf, PLANNED_METRICS } from './metric-names.js';
 
 const OPS = resolve(import.meta.dirname, '..');
@@ -100,4 +101,30 @@ test("Grafana's provisioning loads the dashboards' folder from the Prometheus da
     type: 'file',
     options: { path: '/var/lib/grafana/dashboards' },
   });
+});
+
+test("docker-compose's Prometheus scrapes the apps' default metrics ports, Grafana gets the same files", () => {
+  const scrape = parse(read('prometheus/prometheus.compose.yml')) as {
+    rule_files: string[];
+    scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+  };
+  const local = parse(prometheusConfig(stackConfigFromEnv(resolve(OPS, '..'), {}))) as typeof scrape;
+  const ports = (c: typeof scrape) =>
+    Object.fromEntries(
+      c.scrape_configs.map((j) => [j.job_name, j.static_configs[0]?.targets[0]?.split(':')[1]]),
+    );
+  expect(ports(scrape)).toEqual(ports(local));
+  const compose = parse(read('../docker-compose.yml')) as {
+    services: Record<string, { volumes?: string[]; environment?: Record<string, string> }>;
+  };
+  expect(compose.services.prometheus?.volumes).toContain(
+    './ops/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro',
+  );
+  expect(scrape.rule_files).toEqual(['/etc/prometheus/alerts.yml']);
+  expect(compose.services.grafana?.volumes).toEqual([
+    './ops/grafana/provisioning:/etc/grafana/provisioning:ro',
+    './ops/grafana/dashboards:/var/lib/grafana/dashboards:ro',
+  ]);
+  // The apps listen beyond loopback inside their containers, or nothing could scrape them.
+  expect(compose.services.api?.environment).toMatchObject({ KAIROS_API_METRICS_HOST: '0.0.0.0' });
 });
