@@ -140,7 +140,8 @@ export async function down(cfg: StackConfig, log: Log, only?: readonly ServiceNa
       30_000,
       svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM',
     );
-    log(`${svc.name}: ${result}`);
+    // An optional service that was never started is not worth a line.
+    if (result === 'stopped' || !OPTIONAL_SERVICES.includes(svc)) log(`${svc.name}: ${result}`);
   }
 }
 
