@@ -48,7 +48,30 @@ test("the stack's Prometheus scrapes the apps' metrics ports and loads the alert
   );
 });
 
-test('up starts the optional Prometheus, ready and with every alert rule loaded; down stops it', async () => {
+/** Every PromQL query of the dashboard and the scaling examples that this Prometheus refuses to parse. */
+async function refusedQueries(url: string): Promise<string[]> {
+  const dashboard = JSON.parse(readFileSync(resolve(ROOT, 'ops/grafana/dashboards/kairos.json'), 'utf8')) as {
+    panels: { targets?: { expr: string }[] }[];
+  };
+  const keda = parse(readFileSync(resolve(ROOT, 'ops/k8s/keda-worker-scaledobject.yaml'), 'utf8')) as {
+    spec: { triggers: { metadata: { query: string } }[] };
+  };
+  const exprs = [
+    ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+    ...keda.spec.triggers.map((t) => t.metadata.query),
+  ];
+  const refused: string[] = [];
+  for (const expr of exprs) {
+    // Grafana's variables as Grafana would fill them in.
+    const query = expr.replaceAll('$__rate_interval', '1m').replaceAll('$class', '.*');
+    const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(query)}`);
+    if (res.status !== 200) refused.push(`${query}: ${await res.text()}`);
+  }
+  expect(exprs.length).toBeGreaterThan(30);
+  return refused;
+}
+
+test('up starts the optional Prometheus, ready, with every alert rule loaded, parsing every dashboard query; down stops it', async () => {
   // Found, or installed as the stack's tools are (root with apt-get), or a clear error naming it.
   checkPrerequisites(['prometheus'], () => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'kairos-prometheus-'));
@@ -74,6 +97,7 @@ test('up starts the optional Prometheus, ready and with every alert rule loaded;
     ).groups.flatMap((g) => g.rules.map((r) => r.alert));
     expect(loaded).toEqual(written);
     expect((await status(cfg)).find((s) => s.name === 'prometheus')).toMatchObject({ healthy: true });
+    expect(await refusedQueries(url)).toEqual([]);
   } finally {
     await down(cfg, () => undefined, ['prometheus']);
     rmSync(dir, { recursive: true, force: true });
