@@ -114,6 +114,8 @@ function startApi() {
         KAIROS_JOB_EVENT_PARTITIONS: String(services.jobEventPartitions),
         KAIROS_RESOURCE_CLASSES: 'default',
         KAIROS_API_PORT: String(port),
+        // Not scraped here: any free port, so a running `npm start` does not collide with it.
+        KAIROS_API_METRICS_PORT: '0',
         KAIROS_LOG_LEVEL: 'warn',
       },
     },

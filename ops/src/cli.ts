@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { localKeyFile } from './api-keys.js';
 import { bootstrap } from './bootstrap.js';
-import { serviceUrls, stackConfigFromEnv } from './config.js';
+import { optionalServices, serviceUrls, stackConfigFromEnv, type StackConfig } from './config.js';
 import { MissingPrerequisite } from './prereqs.js';
 import { formatStates } from './print.js';
 import { prune } from './prune.js';
@@ -20,12 +20,20 @@ const log = (line: string) => console.log(line);
 
 const program = new Command('stack').description('Kairos local stack: real services, no Docker');
 
+/** cfg with the optional services of `--with a,b` added to KAIROS_STACK_WITH's. */
+const withOptional = (names: string | undefined): StackConfig =>
+  names === undefined
+    ? cfg
+    : { ...cfg, optional: [...new Set([...cfg.optional, ...optionalServices(names, '--with')])] };
+const WITH_HELP = 'optional services to run too, comma-separated: prometheus (or KAIROS_STACK_WITH)';
+
 program
   .command('up')
   .description('start every service that is not healthy yet, create topics, register connectors')
-  .action(async () => {
+  .option('--with <services>', WITH_HELP)
+  .action(async (opts: { with?: string }) => {
     const t0 = Date.now();
-    const states = await up(cfg, log);
+    const states = await up(withOptional(opts.with), log);
     await bootstrap(cfg, log);
     console.log(formatStates(states));
     console.log(
@@ -38,8 +46,9 @@ program
   .description('the stack, every app and a small demo; runs until Ctrl-C')
   .option('--no-demo', 'skip the demo jobs')
   .option('--api-port <port>', 'HTTP API port', process.env.KAIROS_API_PORT ?? '58090')
-  .action((opts: { demo: boolean; apiPort: string }) =>
-    start(cfg, log, { demo: opts.demo, apiPort: Number(opts.apiPort) }),
+  .option('--with <services>', WITH_HELP)
+  .action((opts: { demo: boolean; apiPort: string; with?: string }) =>
+    start(withOptional(opts.with), log, { demo: opts.demo, apiPort: Number(opts.apiPort) }),
   );
 
 program
@@ -71,7 +80,7 @@ program
 
 program
   .command('logs')
-  .argument('<service>', 'postgres | redis | kafka | connect | registry')
+  .argument('<service>', 'postgres | redis | kafka | connect | registry | prometheus')
   .option('-f, --follow', 'keep following the log')
   .option('-n, --lines <n>', 'lines to show', '100')
   .description('show the log of one service')

@@ -23,6 +23,23 @@ export interface StackConfig {
     readonly registry: number;
     /** The registry's management interface (Quarkus health and metrics). */
     readonly registryManagement: number;
+    /** Prometheus, when the stack runs it (`--with prometheus`). */
+    readonly prometheus: number;
+  };
+  /** Optional services `up` starts besides the default ones (`--with`, KAIROS_STACK_WITH). Default: none. */
+  readonly optional: readonly OptionalServiceName[];
+  /**
+   * Where the apps serve /metrics, as they read it (KAIROS_API_METRICS_PORT,
+   * KAIROS_DELAY_TIER_ADMIN_PORT, KAIROS_TRACKER_METRICS_PORT, KAIROS_INGEST_METRICS_PORT), plus
+   * KAIROS_PROMETHEUS_EXTRA_TARGETS (`host:port,…`: your worker services): what Prometheus scrapes
+   * (a port of 0 is left out).
+   */
+  readonly scrape: {
+    readonly api: number;
+    readonly delayTier: number;
+    readonly tracker: number;
+    readonly ingest: number;
+    readonly extraTargets: readonly string[];
   };
   /** JVM max heaps; the three add up to ~1.9 GiB by default (the budget is 2.5 GiB). */
   readonly heaps: { readonly kafka: string; readonly connect: string; readonly registry: string };
@@ -31,14 +48,45 @@ export interface StackConfig {
   readonly jobEventPartitions: number;
 }
 
-function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) {
-    throw new RangeError(`${name}=${raw} is not a TCP port (1-65535)`);
+  if (!Number.isInteger(n) || n < min || n > 65535) {
+    throw new RangeError(`${name}=${raw} is not a TCP port (${min}-65535)`);
   }
   return n;
+}
+
+/** Services the stack runs only when asked (`up --with prometheus`): the default stack stays small. */
+export const OPTIONAL_SERVICE_NAMES = ['prometheus'] as const;
+export type OptionalServiceName = (typeof OPTIONAL_SERVICE_NAMES)[number];
+
+/** `prometheus` or `a,b` (from --with or KAIROS_STACK_WITH): each must be an optional service. */
+export function optionalServices(raw: string, from: string): OptionalServiceName[] {
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of names) {
+    if (!(OPTIONAL_SERVICE_NAMES as readonly string[]).includes(n)) {
+      throw new RangeError(
+        `${from}: unknown optional service "${n}"; one of: ${OPTIONAL_SERVICE_NAMES.join(', ')}`,
+      );
+    }
+  }
+  return [...new Set(names)] as OptionalServiceName[];
+}
+
+function targets(env: NodeJS.ProcessEnv, name: string): string[] {
+  const list = (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const t of list) {
+    if (!/^[\w.-]+:\d{1,5}$/.test(t)) throw new RangeError(`${name}: "${t}" is not host:port`);
+  }
+  return list;
 }
 
 function heap(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -66,6 +114,16 @@ export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = proces
       connect: port(env, 'KAIROS_CONNECT_PORT', 58083),
       registry: port(env, 'KAIROS_REGISTRY_PORT', 58081),
       registryManagement: port(env, 'KAIROS_REGISTRY_MANAGEMENT_PORT', 58082),
+      prometheus: port(env, 'KAIROS_PROMETHEUS_PORT', 59090),
+    },
+    optional: optionalServices(env.KAIROS_STACK_WITH ?? '', 'KAIROS_STACK_WITH'),
+    scrape: {
+      // 0 (the app picks a free port) leaves that app out of the scrape: its port is unknown here.
+      api: port(env, 'KAIROS_API_METRICS_PORT', 58094, 0),
+      delayTier: port(env, 'KAIROS_DELAY_TIER_ADMIN_PORT', 58091, 0),
+      tracker: port(env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0),
+      ingest: port(env, 'KAIROS_INGEST_METRICS_PORT', 58093, 0),
+      extraTargets: targets(env, 'KAIROS_PROMETHEUS_EXTRA_TARGETS'),
     },
     heaps: {
       kafka: heap(env, 'KAIROS_KAFKA_HEAP', '768m'),
@@ -129,6 +187,7 @@ export const dirs = (cfg: StackConfig) => ({
   kafka: resolve(cfg.dataDir, 'kafka'),
   connect: resolve(cfg.dataDir, 'connect'),
   registry: resolve(cfg.dataDir, 'registry'),
+  prometheus: resolve(cfg.dataDir, 'prometheus'),
   // The stack's CA: where the first TLS listener (Kafka's) put it, so existing stacks keep it.
   ca: resolve(cfg.dataDir, 'kafka', 'security'),
 });

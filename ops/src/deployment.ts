@@ -58,6 +58,8 @@ export class ProcessDeployment {
   pool!: Pool;
   /** The API's base URL once an api app is ready ('' before); a restarted API's once the first is gone. */
   apiUrl = '';
+  /** The API's Prometheus endpoint base URL (`<url>/metrics`), like apiUrl. */
+  apiMetricsUrl = '';
   /** An admin key of every tenant for this namespace's API (`Authorization: Bearer …`). */
   apiKey = '';
 
@@ -97,6 +99,7 @@ export class ProcessDeployment {
       KAIROS_LOG_LEVEL: this.#o.logLevel ?? 'info',
       // Several deployments share one machine: every listener on a free port.
       KAIROS_API_PORT: '0',
+      KAIROS_API_METRICS_PORT: '0',
       KAIROS_DELAY_TIER_ADMIN_PORT: '0',
       KAIROS_TRACKER_METRICS_PORT: '0',
       KAIROS_INGEST_METRICS_PORT: '0',
@@ -164,9 +167,12 @@ export class ProcessDeployment {
   }
 
   #noteApiUrl(line: string): void {
-    const url = (parseLine(line) as { url?: unknown } | undefined)?.url;
+    const { url, metricsUrl } = (parseLine(line) ?? {}) as { url?: unknown; metricsUrl?: unknown };
     // The first API, or a new one when every earlier one has exited (a test killed it).
-    if (typeof url === 'string' && (this.apiUrl === '' || this.apps('api').length <= 1)) this.apiUrl = url;
+    if (typeof url === 'string' && (this.apiUrl === '' || this.apps('api').length <= 1)) {
+      this.apiUrl = url;
+      if (typeof metricsUrl === 'string') this.apiMetricsUrl = metricsUrl;
+    }
   }
 
   /** Running (not exited) apps, optionally of one kind. */

@@ -9,6 +9,8 @@ export interface Toolchain {
   readonly mvn: string;
   readonly pgBin: string;
   readonly redisServer: string;
+  /** Only for the optional Prometheus (`up --with prometheus`). */
+  readonly prometheus: string;
 }
 
 export class MissingPrerequisite extends Error {}
@@ -109,6 +111,12 @@ const REQUIREMENTS: readonly Requirement[] = [
     find: (env) => which('promtool', env),
   },
   {
+    key: 'prometheus',
+    what: 'prometheus (the optional metrics service of `up --with prometheus`)',
+    debian: 'prometheus',
+    find: (env) => which('prometheus', env),
+  },
+  {
     key: 'registryJava',
     what: 'java 21+ for Apicurio Registry 3.3',
     debian: undefined,
@@ -124,6 +132,7 @@ const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
   kafka: ['java', 'mvn', 'openssl'],
   connect: ['java', 'mvn'],
   registry: ['mvn', 'registryJava'],
+  prometheus: ['prometheus'],
   // Not a service: what the alert rules' test needs (ops/test/prometheus-rules.test.ts).
   'alert-rules': ['promtool'],
 };
@@ -168,7 +177,7 @@ function aptInstall(packages: readonly string[], log: (line: string) => void): v
  * (saying so), and only what is still missing then is an error.
  */
 export function checkPrerequisites(
-  services: readonly string[] = Object.keys(NEEDS).filter((k) => k !== 'alert-rules'),
+  services: readonly string[] = Object.keys(NEEDS).filter((k) => k !== 'alert-rules' && k !== 'prometheus'),
   log: (line: string) => void = console.log,
   env: NodeJS.ProcessEnv = process.env,
 ): Toolchain {
@@ -186,5 +195,5 @@ export function checkPrerequisites(
     throw new MissingPrerequisite(`missing prerequisites (${missing.length}):\n${lines.join('\n')}`);
   }
   // Tools of services that need not start stay empty: nothing will use them.
-  return { java: '', registryJava: '', mvn: '', pgBin: '', redisServer: '', ...found };
+  return { java: '', registryJava: '', mvn: '', pgBin: '', redisServer: '', prometheus: '', ...found };
 }

@@ -5,7 +5,7 @@ import { ensureDatabases } from './databases.js';
 import { ensureJars, jarPaths } from './jars.js';
 import { checkPrerequisites } from './prereqs.js';
 import { isAlive, pidFileFor, readPid, rssMiB, stopPid, type Spawned } from './proc.js';
-import { SERVICES, type ServiceDef, type ServiceName } from './services/index.js';
+import { OPTIONAL_SERVICES, SERVICES, type ServiceDef, type ServiceName } from './services/index.js';
 import { waitFor } from './wait.js';
 
 export type Log = (line: string) => void;
@@ -29,15 +29,29 @@ function managedPid(cfg: StackConfig, name: string): number | undefined {
   return pid !== undefined && isAlive(pid) ? pid : undefined;
 }
 
+/** The optional services this configuration asks for (`--with`, KAIROS_STACK_WITH). */
+const optionalOf = (cfg: StackConfig) =>
+  OPTIONAL_SERVICES.filter((s) => cfg.optional.some((n) => n === s.name));
+
 /**
- * Starts every service that is not healthy yet, each as soon as its dependencies are healthy,
- * and waits for all of them by health check. Idempotent: healthy services are left alone.
+ * Starts every service that is not healthy yet (the default ones and the optional ones cfg asks
+ * for), each as soon as its dependencies are healthy, and waits for all of them by health check.
+ * Idempotent: healthy services are left alone.
  */
-export async function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
+export function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
+  return bringUp(cfg, [...SERVICES, ...optionalOf(cfg)], log);
+}
+
+/** Only the optional services cfg asks for (they depend on no other), as `up` would start them. */
+export function upOptional(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
+  return bringUp(cfg, optionalOf(cfg), log);
+}
+
+async function bringUp(cfg: StackConfig, services: readonly ServiceDef[], log: Log): Promise<ServiceState[]> {
   // Only what must start here needs its tools: a service that already answers (under Docker, or
   // from an earlier `up`) is left alone, and its binaries are not looked for.
-  const answering = await Promise.all(SERVICES.map((s) => s.healthy(cfg)));
-  const toStart = SERVICES.filter((_, i) => !answering[i]).map((s) => s.name);
+  const answering = await Promise.all(services.map((s) => s.healthy(cfg)));
+  const toStart = services.filter((_, i) => !answering[i]).map((s) => s.name);
   const tools = checkPrerequisites(toStart, log);
   const jvm = toStart.some((n) => n === 'kafka' || n === 'connect' || n === 'registry');
   const jars = jvm ? await ensureJars(cfg, tools, log) : jarPaths(cfg);
@@ -80,8 +94,8 @@ export async function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
     };
   };
 
-  // SERVICES is in dependency order, so every dependency's promise exists before it is awaited.
-  const all = SERVICES.map((svc) => {
+  // Services are in dependency order, so every dependency's promise exists before it is awaited.
+  const all = services.map((svc) => {
     const p = bring(svc);
     ready.set(svc.name, p);
     return p;
@@ -94,9 +108,13 @@ export async function up(cfg: StackConfig, log: Log): Promise<ServiceState[]> {
   return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }
 
+/** The default services, and the optional ones cfg asks for or this stack runs. */
 export async function status(cfg: StackConfig): Promise<ServiceState[]> {
+  const optional = OPTIONAL_SERVICES.filter(
+    (s) => cfg.optional.some((n) => n === s.name) || managedPid(cfg, s.name) !== undefined,
+  );
   return Promise.all(
-    SERVICES.map(async (svc) => {
+    [...SERVICES, ...optional].map(async (svc) => {
       const pid = managedPid(cfg, svc.name);
       return {
         name: svc.name,
@@ -115,14 +133,15 @@ export async function status(cfg: StackConfig): Promise<ServiceState[]> {
  * named services. PostgreSQL gets SIGINT (fast shutdown): SIGTERM would wait for every client.
  */
 export async function down(cfg: StackConfig, log: Log, only?: readonly ServiceName[]): Promise<void> {
-  for (const svc of [...SERVICES].reverse()) {
+  for (const svc of [...SERVICES, ...OPTIONAL_SERVICES].reverse()) {
     if (only && !only.includes(svc.name)) continue;
     const result = await stopPid(
       pidFile(cfg, svc.name),
       30_000,
       svc.name === 'postgres' ? 'SIGINT' : 'SIGTERM',
     );
-    log(`${svc.name}: ${result}`);
+    // An optional service that was never started is not worth a line.
+    if (result === 'stopped' || !OPTIONAL_SERVICES.includes(svc)) log(`${svc.name}: ${result}`);
   }
 }
 

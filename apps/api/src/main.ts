@@ -19,12 +19,14 @@ import {
   startOutboxRelay,
   topicNames,
 } from '@kairos/kafka';
-import { createLogger } from '@kairos/observability';
+import { serveMetrics } from '@kairos/http';
+import { createHttpMetrics, createLogger } from '@kairos/observability';
+import Fastify from 'fastify';
 import { createApiServer } from './server.js';
 
 runMain(async () => {
   const env = kairosEnv();
-  const { port, host, replayStaleMs, ...auth } = apiEnv();
+  const { port, host, metricsHost, metricsPort, replayStaleMs, ...auth } = apiEnv();
   const log = createLogger({ component: 'api', level: env.logLevel });
   const topics = topicNames(env.topicPrefix);
   const kafka = createKafka(kafkaClientOptions(env, 'api'));
@@ -69,11 +71,27 @@ runMain(async () => {
   await replays.start();
   const status = { pool, kafka, registry, groupPrefix: `${env.topicPrefix}kairos-` };
   const readiness = [{ name: 'schema registry', check: () => registry.getAllSubjects() }];
-  const app = await createApiServer({ commands, schedules, replays, pool, log, status, readiness, ...auth });
+  const metrics = createHttpMetrics();
+  const app = await createApiServer({
+    commands,
+    schedules,
+    replays,
+    pool,
+    log,
+    status,
+    readiness,
+    metrics,
+    ...auth,
+  });
+  // Prometheus only, on a port of its own: the API port keeps every route but health behind a key.
+  const metricsServer = Fastify({ logger: false });
+  serveMetrics(metricsServer, metrics);
+  const metricsUrl = await metricsServer.listen({ host: metricsHost, port: metricsPort });
   const url = await app.listen({ host, port });
-  log.info({ url }, 'api listening');
+  log.info({ url, metricsUrl }, 'api listening');
   onShutdown(async () => {
     await app.close();
+    await metricsServer.close();
     await replays.stop();
     await relay?.stop();
     await pool.end();

@@ -4,10 +4,12 @@ import {
   clientErrorProblem,
   frameworkErrorProblem,
   installAuth,
+  installRequestMetrics,
   KeyVerifier,
   problem,
   readinessHandler,
   type ReadinessCheck,
+  type RequestObserver,
   sendProblem,
   toProblem,
 } from '@kairos/http';
@@ -46,6 +48,8 @@ export interface ApiOptions {
   /** Requests per second of a key that has no rate of its own. Default: 1,000. */
   readonly defaultRatePerSec?: number;
   readonly log?: Logger;
+  /** Told of every answered request, by route pattern (`kairos_http_request_duration_seconds`). Default: none. */
+  readonly metrics?: RequestObserver;
   /** Largest request body in bytes. Default: 8 MiB (a full batch of large payloads). */
   readonly bodyLimit?: number;
 }
@@ -79,6 +83,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) routes.push({ method, url: r.url });
   });
+  if (options.metrics) installRequestMetrics(app, options.metrics);
 
   app.setErrorHandler((err, _req, reply) => {
     const p = toProblem(err);

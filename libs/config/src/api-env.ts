@@ -19,6 +19,13 @@ export interface ApiEnv extends HttpAuthEnv {
   readonly port: number;
   /** KAIROS_API_HOST, default 127.0.0.1. */
   readonly host: string;
+  /**
+   * KAIROS_API_METRICS_HOST / _PORT: where the API's /metrics listens, default 127.0.0.1:58094
+   * (0: any free port). A port of its own, open to scrapers, so the API port keeps every route
+   * but health behind a key.
+   */
+  readonly metricsHost: string;
+  readonly metricsPort: number;
   /** KAIROS_REPLAY_STALE_MS: a replay whose runner has been quiet this long is resumed by another, default 15,000. */
   readonly replayStaleMs: number;
 }
@@ -30,6 +37,8 @@ export function apiEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
   return {
     port: intVar(env, 'KAIROS_API_PORT', 58090, 0, 65535),
     host,
+    metricsHost: env.KAIROS_API_METRICS_HOST ?? '127.0.0.1',
+    metricsPort: intVar(env, 'KAIROS_API_METRICS_PORT', 58094, 0, 65535),
     replayStaleMs: intVar(env, 'KAIROS_REPLAY_STALE_MS', 15_000, 1000, 3_600_000),
     ...httpAuthEnv(env, host, 'KAIROS_API_HOST'),
   };

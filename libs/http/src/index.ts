@@ -9,3 +9,9 @@ export {
 export { KeyVerifier, type KeyVerifierOptions } from './key-verifier.js';
 export { installAuth, callerOf, DEFAULT_RATE_PER_SEC, type AuthOptions } from './auth.js';
 export { probe, readinessHandler, runningCheck, type CheckResult, type ReadinessCheck } from './readiness.js';
+export {
+  installRequestMetrics,
+  serveMetrics,
+  type MetricsSource,
+  type RequestObserver,
+} from './request-metrics.js';

@@ -13,3 +13,4 @@ export { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
 export { createWatchMetrics, type WatchMetrics, type WatchdogFinding } from './watch-metrics.js';
 export { createHopMetrics, type Hop, type HopLagMetric } from './hop-metrics.js';
 export { cappedLabel } from './capped-label.js';
+export { createHttpMetrics, UNMATCHED_ROUTE, type HttpMetrics } from './http-metrics.js';

@@ -1,6 +1,7 @@
 import { connect } from './connect.js';
 import { kafka } from './kafka.js';
 import { postgres } from './postgres.js';
+import { prometheus } from './prometheus.js';
 import { redis } from './redis.js';
 import { registry } from './registry.js';
 import type { ServiceDef, ServiceName } from './types.js';
@@ -8,10 +9,13 @@ import type { ServiceDef, ServiceName } from './types.js';
 /** In start order; `down` walks it backwards. */
 export const SERVICES: readonly ServiceDef[] = [postgres, redis, kafka, registry, connect];
 
+/** Started only when asked (`up --with NAME`, KAIROS_STACK_WITH); `down` stops them first. */
+export const OPTIONAL_SERVICES: readonly ServiceDef[] = [prometheus];
+
 export function serviceByName(name: string): ServiceDef {
-  const s = SERVICES.find((x) => x.name === name);
-  if (!s)
-    throw new RangeError(`unknown service "${name}"; one of: ${SERVICES.map((x) => x.name).join(', ')}`);
+  const all = [...SERVICES, ...OPTIONAL_SERVICES];
+  const s = all.find((x) => x.name === name);
+  if (!s) throw new RangeError(`unknown service "${name}"; one of: ${all.map((x) => x.name).join(', ')}`);
   return s;
 }
 
