@@ -56,6 +56,8 @@ export interface HarnessOptions extends NamespaceSpec {
   readonly canary?: Omit<NonNullable<TrackerOptions['canary']>, 'jobs'>;
   /** The tracker's reconciliation watchdog (interval, grace, timeouts…). Default: none. */
   readonly watchdog?: Omit<NonNullable<TrackerOptions['watchdog']>, 'hot' | 'leases' | 'producer' | 'shards'>;
+  /** The tracker follows the outbox connector's heartbeats (outbox lag). Default: no. */
+  readonly outboxHeartbeat?: TrackerOptions['outboxHeartbeat'];
   /** The tracker's job gauges and forecast (interval). Default: none. */
   readonly gauges?: Omit<NonNullable<TrackerOptions['gauges']>, 'shards'>;
 }
@@ -227,6 +229,7 @@ export class InProcessPipeline {
       ...(this.#o.generator === undefined ? {} : { generator: this.#o.generator }),
       ...(this.#canaryJobs && this.#o.canary && { canary: { ...this.#o.canary, jobs: this.#canaryJobs } }),
       ...(this.#o.watchdog && { watchdog: this.#watchdogParts(this.#o.watchdog) }),
+      ...(this.#o.outboxHeartbeat && { outboxHeartbeat: this.#o.outboxHeartbeat }),
       ...(this.#o.gauges && {
         gauges: {
           shards: this.#o.services.jobEventPartitions,

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { deleteConnector, readConnectorFiles, upsertConnector } from '@kairos/bootstrap';
+import { deleteConnector, heartbeatQueryFor, readConnectorFiles, upsertConnector } from '@kairos/bootstrap';
 
 export interface NamespacedConnector {
   readonly connectUrl: string;
@@ -33,6 +33,7 @@ export async function registerNamespacedOutboxConnector(
     'slot.name': slot,
     'publication.name': slot,
     'table.include.list': `${o.schema}.outbox`,
+    ...heartbeatQueryFor(file.config, o.schema),
     'transforms.outbox.route.topic.replacement': `${o.topicPrefix}kairos.\${routedByValue}`,
   };
   const remove = async () => {

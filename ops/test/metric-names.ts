@@ -3,22 +3,6 @@ import { resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/**
- * Metrics that colleagues' parallel work defines (issue 15): named here until their code lands,
- * after which the scan of the sources finds them too.
- */
-export const PLANNED_METRICS = [
-  'kairos_outbox_lag_seconds',
-  'kairos_consumer_lag_messages',
-  'kairos_watchdog_repairs_total',
-  'kairos_watchdog_findings_total',
-  'kairos_jobs',
-  'kairos_dead_letters',
-  'kairos_oldest_overdue_seconds',
-  'kairos_jobs_due',
-  'kairos_hop_lag_seconds',
-];
-
 /** Not Kairos's: Prometheus's own alert series and redis_exporter's (beside the delay tier's Redis). */
 export const EXTERNAL_METRICS = ['ALERTS', 'redis_memory_used_bytes', 'redis_memory_max_bytes'];
 

@@ -29,6 +29,14 @@ async function scrape(p: Pipeline): Promise<{ active: Set<string>; lastSuccess: 
   return { active, lastSuccess };
 }
 
+/** The connector sends a heartbeat every 5 s: a healthy lag stays below this, s. */
+const HEARTBEAT_LAG_S = 7;
+
+async function outboxLag(p: Pipeline): Promise<number> {
+  const m = /^kairos_outbox_lag_seconds (\S+)$/m.exec(await p.tracker.metrics.text());
+  return m ? Number(m[1]) : Infinity;
+}
+
 /** A webhook receiver that keeps every alert posted to it. */
 async function receiver(): Promise<{
   url: string;
@@ -70,6 +78,7 @@ test('canaries flow; a paused connector alerts every class and clears on resume;
       stallMs: STALL_MS,
       notify: alertWebhook(hook.url),
     },
+    outboxHeartbeat: { retryMs: 500 },
   });
   const classes = ['critical', 'default', 'io'];
   const others = p.worker({ resourceClasses: ['critical', 'default'], groupId: `${ns.prefix}w-others` });
@@ -88,6 +97,11 @@ test('canaries flow; a paused connector alerts every class and clears on resume;
     [CANARY_TENANT],
   );
   expect(rows[0]!.n).toBeGreaterThanOrEqual(3);
+  // The connector's heartbeats (every 5 s) arrive: the outbox lag is known and small.
+  await eventually(
+    'the outbox lag to be known and small',
+    async () => (await outboxLag(p)) < HEARTBEAT_LAG_S,
+  );
 
   // Debezium stops carrying the outbox: every class alerts (the metric, then the webhook).
   await connector(p, 'pause');
@@ -96,6 +110,9 @@ test('canaries flow; a paused connector alerts every class and clears on resume;
   const toAlert = Date.now() - paused;
   console.log(`[canary] connector paused → alert on every class in ${(toAlert / 1000).toFixed(1)} s`);
   expect(toAlert).toBeLessThan(120_000);
+  // Meanwhile no heartbeat got through: the outbox lag grew past a heartbeat interval.
+  await eventually('the outbox lag to grow', async () => (await outboxLag(p)) > HEARTBEAT_LAG_S);
+  console.log(`[canary] connector paused → outbox lag ${(await outboxLag(p)).toFixed(1)} s`);
   await eventually('the webhook to hear of it', () =>
     classes.every((rc) =>
       hook.alerts.some(
@@ -110,6 +127,7 @@ test('canaries flow; a paused connector alerts every class and clears on resume;
   const resumed = Date.now();
   await eventually('the alerts to clear', async () => (await scrape(p)).active.size === 0, 120_000);
   console.log(`[canary] connector resumed → cleared in ${((Date.now() - resumed) / 1000).toFixed(1)} s`);
+  await eventually('the outbox lag to be small again', async () => (await outboxLag(p)) < HEARTBEAT_LAG_S);
   expect(hook.alerts.some((a) => typeof a.endsAt === 'string')).toBe(true);
 
   // The io workers stop: io alerts, and only io, for as long as it stays down.

@@ -46,6 +46,8 @@ export async function startPipeline(
     readonly watchdog?: HarnessOptions['watchdog'];
     /** The tracker's job gauges and forecast (interval). */
     readonly gauges?: HarnessOptions['gauges'];
+    /** The tracker follows the outbox connector's heartbeats (outbox lag). */
+    readonly outboxHeartbeat?: HarnessOptions['outboxHeartbeat'];
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
@@ -57,6 +59,7 @@ export async function startPipeline(
     ...(options.canary ? { canary: options.canary } : {}),
     ...(options.watchdog ? { watchdog: options.watchdog } : {}),
     ...(options.gauges ? { gauges: options.gauges } : {}),
+    ...(options.outboxHeartbeat ? { outboxHeartbeat: options.outboxHeartbeat } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,

@@ -1,30 +1,8 @@
-import { JobCommands } from '@kairos/commands';
-import {
-  canaryEnv,
-  intVar,
-  kafkaClientOptions,
-  kairosEnv,
-  onShutdown,
-  redisOptions,
-  registryOptions,
-  runMain,
-  watchdogEnv,
-} from '@kairos/config';
-import { compileJobLimits } from '@kairos/core';
+import { intVar, kafkaClientOptions, kairosEnv, onShutdown, registryOptions, runMain } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
-import {
-  AvroCodec,
-  consumerGroups,
-  createKafka,
-  createRegistryClient,
-  startOutboxRelay,
-  topicNames,
-} from '@kairos/kafka';
-import { createRedis, HotSet, Leases } from '@kairos/redis';
+import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
-import { readinessHandler, runningCheck } from '@kairos/http';
-import Fastify from 'fastify';
-import { alertWebhook } from './alert-webhook.js';
+import { canaryPart, metricsServer, watchPart } from './main-parts.js';
 import { Tracker } from './tracker.js';
 
 runMain(async () => {
@@ -42,22 +20,8 @@ runMain(async () => {
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
   const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
-  const canary = canaryEnv();
-  // Canaries are written on a pool of their own, not relayed: they reach Kafka through Debezium.
-  const canaryPool =
-    canary.intervalMs === 0
-      ? undefined
-      : createPool({
-          connectionString: env.pgUrl,
-          schema: env.dbSchema,
-          max: 1,
-          applicationName: 'kairos-canary',
-        });
-  const watch = watchdogEnv();
-  // The watchdog reads the hot sets and leases (never writes them) and reports lost attempts.
-  const redis = createRedis(env.redisUrl, redisOptions(env));
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  const canary = canaryPart(env, codec, topics);
+  const watch = await watchPart(env, kafka);
   const tracker = new Tracker({
     kafka,
     codec,
@@ -78,67 +42,18 @@ runMain(async () => {
         minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),
       },
     },
-    ...(canaryPool && {
-      canary: {
-        jobs: new JobCommands({
-          pool: canaryPool,
-          codec,
-          jobEventsTopic: topics.jobEvents,
-          jobEventPartitions: env.jobEventPartitions,
-          limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
-        }),
-        intervalMs: canary.intervalMs,
-        stallMs: canary.stallMs,
-        ...(canary.webhookUrl && { notify: alertWebhook(canary.webhookUrl) }),
-      },
-    }),
-    ...(watch.intervalMs > 0 && {
-      watchdog: {
-        hot: new HotSet(redis),
-        leases: new Leases(redis),
-        producer,
-        shards: env.jobEventPartitions,
-        intervalMs: watch.intervalMs,
-        graceMs: watch.graceMs,
-        queuedTimeoutMs: watch.queuedTimeoutMs,
-        runningTimeoutMs: watch.runningTimeoutMs,
-        outboxStallMs: watch.outboxStallMs,
-      },
-    }),
-    ...(watch.gaugesIntervalMs > 0 && {
-      gauges: {
-        shards: env.jobEventPartitions,
-        intervalMs: watch.gaugesIntervalMs,
-        consumerGroups: () => consumerGroups(kafka, `${env.topicPrefix}kairos-`),
-      },
-    }),
+    ...canary.options,
+    ...watch.options,
   });
   await tracker.start();
-  // Prometheus only (zombie writes, results, retries, dead letters, the canary).
-  const metrics = Fastify({ logger: false });
-  metrics.get('/metrics', async (_req, reply) =>
-    reply.type(tracker.metrics.contentType).send(await tracker.metrics.text()),
-  );
-  metrics.get('/healthz', () => ({ status: 'ok' }));
-  metrics.get(
-    '/readyz',
-    readinessHandler([
-      { name: 'postgresql', check: () => pool.query('SELECT 1') },
-      runningCheck('tracker', tracker),
-    ]),
-  );
-  const metricsUrl = await metrics.listen({
-    host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
-    port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
-  });
-  log.info({ metricsUrl }, 'tracker started');
+  const metrics = await metricsServer(tracker, pool);
+  log.info({ metricsUrl: metrics.url }, 'tracker started');
   onShutdown(async () => {
     await metrics.close();
     await tracker.stop();
-    await producer.disconnect();
-    redis.disconnect();
+    await watch.close();
     await relay?.stop();
-    await canaryPool?.end();
+    await canary.close();
     await pool.end();
   });
 });

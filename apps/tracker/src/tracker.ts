@@ -38,6 +38,7 @@ import type { TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka } from 'kafkajs';
 import { Canary, type CanaryOptions } from './canary.js';
 import { JobGauges, type JobGaugesOptions } from './job-gauges.js';
+import { OutboxHeartbeat, type OutboxHeartbeatOptions } from './outbox-heartbeat.js';
 import { observeHops } from './result-hops.js';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 import { Watchdog, type WatchdogOptions } from './watchdog.js';
@@ -76,6 +77,11 @@ export interface TrackerOptions {
   readonly canary?: Omit<CanaryOptions, 'pool' | 'resourceClasses' | 'metrics' | 'log'>;
   /** The reconciliation watchdog, run by this tracker (see Watchdog). Default: none. */
   readonly watchdog?: Omit<WatchdogOptions, 'pool' | 'codec' | 'topics' | 'metrics' | 'log'>;
+  /**
+   * Follow the outbox connector's heartbeats (kairos.heartbeat) for the outbox publication lag
+   * (kairos_outbox_lag_seconds, and the watchdog's outbox_stalled). Default: none.
+   */
+  readonly outboxHeartbeat?: Pick<OutboxHeartbeatOptions, 'retryMs'>;
   /** The gauges of jobs by state, dead letters, oldest overdue, forecast, consumer lag. Default: none. */
   readonly gauges?: Omit<JobGaugesOptions, 'pool' | 'resourceClasses' | 'metrics' | 'log'>;
 }
@@ -157,8 +163,18 @@ export class Tracker extends LifecycleService {
           log: this.#log,
         })
       : undefined;
+    const heartbeat = options.outboxHeartbeat
+      ? new OutboxHeartbeat({
+          ...options.outboxHeartbeat,
+          kafka: options.kafka,
+          topic: options.topics.heartbeat,
+          log: this.#log,
+        })
+      : undefined;
+    if (heartbeat) this.metrics.watch.outboxLagFrom(() => heartbeat.lagMs());
     this.watchdog = options.watchdog
       ? new Watchdog({
+          ...(heartbeat && { outboxLagMs: () => heartbeat.lagMs() }),
           ...options.watchdog,
           pool: options.pool,
           codec: options.codec,
@@ -176,7 +192,7 @@ export class Tracker extends LifecycleService {
           log: this.#log,
         })
       : undefined;
-    const parts = [consumer, this.generator, this.canary, this.watchdog, gauges].filter(
+    const parts = [consumer, this.generator, this.canary, heartbeat, this.watchdog, gauges].filter(
       (p) => p !== undefined,
     );
     this.#life = serviceGroup('tracker', parts);

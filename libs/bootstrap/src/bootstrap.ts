@@ -1,7 +1,7 @@
 import { createPool, ensureJobPartitions, migrate } from '@kairos/db';
 import { createKafka, ensureTopics, topicCatalogue, type KafkaClientOptions } from '@kairos/kafka';
 import pg from 'pg';
-import { readConnectorFiles, upsertConnector, type ConnectorFile } from './connectors.js';
+import { heartbeatQueryFor, readConnectorFiles, upsertConnector, type ConnectorFile } from './connectors.js';
 
 export interface BootstrapTarget {
   readonly kafkaBrokers: string;
@@ -50,6 +50,7 @@ export function targetConnector(file: ConnectorFile, t: BootstrapTarget): Connec
   const schema = t.schema ?? 'public';
   const prefix = t.topicPrefix ?? '';
   if (config['table.include.list'] !== undefined) config['table.include.list'] = `${schema}.outbox`;
+  Object.assign(config, heartbeatQueryFor(config, schema));
   // One slot and publication per schema: another deployment in the same database has its own.
   if (schema !== 'public') {
     const suffix = schema.toLowerCase().replace(/[^a-z0-9_]/g, '_');

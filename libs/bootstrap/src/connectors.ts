@@ -6,6 +6,23 @@ export interface ConnectorFile {
   readonly config: Record<string, string>;
 }
 
+/** The schema-qualified outbox table the connector files name in their heartbeat action query. */
+const FILE_OUTBOX = 'public.outbox';
+
+/**
+ * The connector's heartbeat action query (an outbox row every heartbeat interval, so publication
+ * lag is known even when idle) aimed at `schema`'s outbox, like its `table.include.list`.
+ */
+export function heartbeatQueryFor(
+  config: Readonly<Record<string, string>>,
+  schema: string,
+): Record<string, string> {
+  const query = config['heartbeat.action.query'];
+  if (query === undefined) return {};
+  const table = `"${schema.replaceAll('"', '""')}".outbox`;
+  return { 'heartbeat.action.query': query.replaceAll(FILE_OUTBOX, table) };
+}
+
 /** Reads every connectors/*.json ({ name, config }) in name order. */
 export function readConnectorFiles(dir: string): ConnectorFile[] {
   if (!existsSync(dir)) return [];

@@ -1,6 +1,7 @@
 export { bootstrapTarget, ensureSchema, targetConnector, type BootstrapTarget } from './bootstrap.js';
 export {
   deleteConnector,
+  heartbeatQueryFor,
   readConnectorFiles,
   upsertConnector,
   waitConnectorRunning,

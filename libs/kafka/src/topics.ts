@@ -39,6 +39,7 @@ export interface CatalogueOptions {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
 const RESOURCE_CLASS_RE = /^[a-z][a-z0-9-]{0,31}$/;
 
 export interface TopicNames {
@@ -47,6 +48,8 @@ export interface TopicNames {
   readonly scheduleRequestsReplies: string;
   readonly jobEvents: string;
   readonly taskResults: string;
+  /** The outbox connector's heartbeats (their insert time, ms, as text): outbox publication lag. */
+  readonly heartbeat: string;
   tasks(resourceClass: string): string;
   dlq(resourceClass: string): string;
 }
@@ -58,6 +61,7 @@ export function topicNames(prefix = ''): TopicNames {
     scheduleRequestsReplies: `${prefix}schedule-requests.replies`,
     jobEvents: `${prefix}kairos.job-events`,
     taskResults: `${prefix}kairos.task-results`,
+    heartbeat: `${prefix}kairos.heartbeat`,
     tasks: (rc) => `${prefix}kairos.tasks.${assertResourceClass(rc)}`,
     dlq: (rc) => `${prefix}kairos.dlq.${assertResourceClass(rc)}`,
   };
@@ -106,6 +110,12 @@ export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
       partitions: 4,
       configs: { 'retention.ms': week },
       purpose: 'workers → tracker: attempt results tagged with epoch, fence and attempt',
+    },
+    {
+      name: names.heartbeat,
+      partitions: 1,
+      configs: { 'retention.ms': String(HOUR_MS) },
+      purpose: "Debezium's heartbeat action (an outbox row every 5 s) → tracker: outbox publication lag",
     },
   ];
   for (const rc of classes) {

@@ -10,6 +10,7 @@ describe('topic catalogue', () => {
       'x.schedule-requests.replies',
       'x.kairos.job-events',
       'x.kairos.task-results',
+      'x.kairos.heartbeat',
       'x.kairos.tasks.critical',
       'x.kairos.dlq.critical',
       'x.kairos.tasks.gpu',

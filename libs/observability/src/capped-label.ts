@@ -7,9 +7,13 @@ export const OTHER_TENANT = '_other';
  * takes the server down. So only the first `limit` values seen get their own series; the rest
  * share `other`.
  */
-export function cappedLabel(limit: number, other = OTHER_TENANT): (value: string) => string {
+export function cappedLabel(
+  limit: number,
+  other = OTHER_TENANT,
+  name = 'label limit',
+): (value: string) => string {
   if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw new RangeError(`label limit must be a non-negative integer, got ${limit}`);
+    throw new RangeError(`${name} must be a non-negative integer, got ${limit}`);
   }
   const seen = new Set<string>();
   return (value) => {

@@ -43,7 +43,7 @@ export interface DelayTierMetrics {
 }
 
 export function createDelayTierMetrics(options: DelayTierMetricsOptions = {}): DelayTierMetrics {
-  const tenantLabel = cappedLabel(options.tenantLabelLimit ?? 100);
+  const tenantLabel = cappedLabel(options.tenantLabelLimit ?? 100, undefined, 'tenantLabelLimit');
   let registry = options.registry;
   if (!registry) {
     registry = new Registry();

@@ -15,14 +15,31 @@ export interface WatchMetrics {
   readonly oldestOverdue: Gauge<'resource_class'>;
   /** SCHEDULED jobs due within each window (1m, 5m, 15m, 1h), by class: the load forecast. */
   readonly jobsDue: Gauge<'resource_class' | 'window'>;
-  /** Outbox commit → published to Kafka, from the newest outbox heartbeat seen. */
+  /** Outbox commit → published to Kafka, from the newest outbox heartbeat seen (read at scrape). */
   readonly outboxLag: Gauge;
+  /** Where the outbox lag is read from at each scrape, ms (undefined: unknown, shown as NaN). */
+  outboxLagFrom(source: () => number | undefined): void;
   readonly consumerLag: Gauge<'group' | 'topic'>;
 }
 
 export function createWatchMetrics(registry: Registry): WatchMetrics {
   const registers = [registry];
+  let lagSource: (() => number | undefined) | undefined;
+  const outboxLag = new Gauge({
+    name: 'kairos_outbox_lag_seconds',
+    help: 'Outbox publication lag: age of the newest outbox heartbeat seen in Kafka when read',
+    registers,
+    collect() {
+      const ms = lagSource?.();
+      // Unknown (no heartbeat followed): NaN, which no threshold matches, rather than a reassuring 0.
+      this.set(ms === undefined ? NaN : ms / 1000);
+    },
+  });
   return {
+    outboxLag,
+    outboxLagFrom(source) {
+      lagSource = source;
+    },
     findings: new Counter({
       name: 'kairos_watchdog_findings_total',
       help: 'Stuck or lost work the reconciliation watchdog found, by kind',
@@ -57,11 +74,6 @@ export function createWatchMetrics(registry: Registry): WatchMetrics {
       name: 'kairos_jobs_due',
       help: 'SCHEDULED jobs due within the window from now, by resource class: the load forecast',
       labelNames: ['resource_class', 'window'] as const,
-      registers,
-    }),
-    outboxLag: new Gauge({
-      name: 'kairos_outbox_lag_seconds',
-      help: 'Outbox publication lag: age of the newest outbox heartbeat seen in Kafka when read',
       registers,
     }),
     consumerLag: new Gauge({

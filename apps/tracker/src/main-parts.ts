@@ -1,0 +1,115 @@
+import { JobCommands } from '@kairos/commands';
+import { canaryEnv, intVar, redisOptions, watchdogEnv, type KairosEnv } from '@kairos/config';
+import { compileJobLimits } from '@kairos/core';
+import { createPool, type Pool } from '@kairos/db';
+import { readinessHandler, runningCheck } from '@kairos/http';
+import { consumerGroups, type AvroCodec, type TopicNames } from '@kairos/kafka';
+import { createRedis, HotSet, Leases } from '@kairos/redis';
+import Fastify from 'fastify';
+import type { Kafka } from 'kafkajs';
+
+import { alertWebhook } from './alert-webhook.js';
+import type { Tracker, TrackerOptions } from './tracker.js';
+
+/** Tracker options a part contributes, and how to close what it opened. */
+interface Part<K extends keyof TrackerOptions> {
+  readonly options: Pick<TrackerOptions, K>;
+  close(): Promise<void>;
+}
+
+/** The canary (KAIROS_CANARY_*): its rows on a pool of their own, not relayed, so Debezium carries them. */
+export function canaryPart(env: KairosEnv, codec: AvroCodec, topics: TopicNames): Part<'canary'> {
+  const canary = canaryEnv();
+  if (canary.intervalMs === 0) return { options: {}, close: () => Promise.resolve() };
+  const pool = createPool({
+    connectionString: env.pgUrl,
+    schema: env.dbSchema,
+    max: 1,
+    applicationName: 'kairos-canary',
+  });
+  const jobs = new JobCommands({
+    pool,
+    codec,
+    jobEventsTopic: topics.jobEvents,
+    jobEventPartitions: env.jobEventPartitions,
+    limits: compileJobLimits({ resourceClasses: env.resourceClasses }),
+  });
+  return {
+    options: {
+      canary: {
+        jobs,
+        intervalMs: canary.intervalMs,
+        stallMs: canary.stallMs,
+        ...(canary.webhookUrl && { notify: alertWebhook(canary.webhookUrl) }),
+      },
+    },
+    close: () => pool.end(),
+  };
+}
+
+/**
+ * The watchdog, gauges and outbox heartbeat (KAIROS_WATCHDOG_*, KAIROS_GAUGES_INTERVAL_MS). The
+ * watchdog reads the hot sets and leases (never writes them) and reports lost attempts itself.
+ */
+export async function watchPart(
+  env: KairosEnv,
+  kafka: Kafka,
+): Promise<Part<'watchdog' | 'gauges' | 'outboxHeartbeat'>> {
+  const watch = watchdogEnv();
+  const redis = createRedis(env.redisUrl, redisOptions(env));
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  return {
+    options: {
+      outboxHeartbeat: {},
+      ...(watch.intervalMs > 0 && {
+        watchdog: {
+          hot: new HotSet(redis),
+          leases: new Leases(redis),
+          producer,
+          shards: env.jobEventPartitions,
+          intervalMs: watch.intervalMs,
+          graceMs: watch.graceMs,
+          queuedTimeoutMs: watch.queuedTimeoutMs,
+          runningTimeoutMs: watch.runningTimeoutMs,
+          outboxStallMs: watch.outboxStallMs,
+        },
+      }),
+      ...(watch.gaugesIntervalMs > 0 && {
+        gauges: {
+          shards: env.jobEventPartitions,
+          intervalMs: watch.gaugesIntervalMs,
+          consumerGroups: () => consumerGroups(kafka, `${env.topicPrefix}kairos-`),
+        },
+      }),
+    },
+    close: async () => {
+      await producer.disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
+/** Prometheus (/metrics), liveness and readiness on the tracker's metrics port; returns its URL and closer. */
+export async function metricsServer(
+  tracker: Tracker,
+  pool: Pool,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const metrics = Fastify({ logger: false });
+  metrics.get('/metrics', async (_req, reply) =>
+    reply.type(tracker.metrics.contentType).send(await tracker.metrics.text()),
+  );
+  metrics.get('/healthz', () => ({ status: 'ok' }));
+  metrics.get(
+    '/readyz',
+    readinessHandler([
+      { name: 'postgresql', check: () => pool.query('SELECT 1') },
+      runningCheck('tracker', tracker),
+    ]),
+  );
+  const url = await metrics.listen({
+    host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
+    port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
+  });
+  return { url, close: () => metrics.close() };
+}
