@@ -155,6 +155,7 @@ export class ScheduleCommands {
       generateAt: now,
       backfillNextAt: null,
       misfiresSkipped: 0,
+      slaSince: spec.slaMs === null ? null : now,
       createdAt: now,
       updatedAt: now,
       pausedAt: null,
