@@ -8,6 +8,7 @@ import {
   redisOptions,
   registryOptions,
   runMain,
+  scheduleSlaEnv,
   watchdogEnv,
 } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
@@ -21,7 +22,7 @@ import {
   topicNames,
 } from '@kairos/kafka';
 import { createRedis, HotSet, Leases } from '@kairos/redis';
-import { createLogger } from '@kairos/observability';
+import { createLogger, createTrackerMetrics } from '@kairos/observability';
 import { readinessHandler, runningCheck } from '@kairos/http';
 import Fastify from 'fastify';
 import { alertWebhook } from './alert-webhook.js';
@@ -43,6 +44,7 @@ runMain(async () => {
   publishOutboxAfterCommit(pool, relay);
   const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
   const canary = canaryEnv();
+  const sla = scheduleSlaEnv();
   // Canaries are written on a pool of their own, not relayed: they reach Kafka through Debezium.
   const canaryPool =
     canary.intervalMs === 0
@@ -68,6 +70,7 @@ runMain(async () => {
     sessionTimeoutMs: env.sessionTimeoutMs,
     log,
     onFatal: () => process.exit(1),
+    metrics: createTrackerMetrics(sla.scheduleLabelLimit),
     // Recurring schedules' occurrences, lookahead ahead: the generator sleeps until the next
     // generation time or misfire point, between the interval and the max interval.
     generator: {
@@ -77,6 +80,12 @@ runMain(async () => {
         lookaheadMs: intVar(process.env, 'KAIROS_SCHEDULE_LOOKAHEAD_MS', 120_000, 1000, 86_400_000),
         minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),
       },
+    },
+    // Schedules with sla_ms: sleeps until the next run's deadline, between the interval and the max.
+    scheduleSla: {
+      intervalMs: sla.intervalMs,
+      maxIntervalMs: sla.maxIntervalMs,
+      ...(canary.webhookUrl && { notify: alertWebhook(canary.webhookUrl) }),
     },
     ...(canaryPool && {
       canary: {
@@ -114,7 +123,7 @@ runMain(async () => {
     }),
   });
   await tracker.start();
-  // Prometheus only (zombie writes, results, retries, dead letters, the canary).
+  // Prometheus only (zombie writes, results, retries, dead letters, the canary, schedules' runs).
   const metrics = Fastify({ logger: false });
   metrics.get('/metrics', async (_req, reply) =>
     reply.type(tracker.metrics.contentType).send(await tracker.metrics.text()),
