@@ -46,6 +46,8 @@ export async function startPipeline(
     readonly watchdog?: HarnessOptions['watchdog'];
     /** The tracker's job gauges and forecast (interval). */
     readonly gauges?: HarnessOptions['gauges'];
+    /** The tracker's SLA check of schedules (interval, notifier). */
+    readonly scheduleSla?: HarnessOptions['scheduleSla'];
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
@@ -57,6 +59,7 @@ export async function startPipeline(
     ...(options.canary ? { canary: options.canary } : {}),
     ...(options.watchdog ? { watchdog: options.watchdog } : {}),
     ...(options.gauges ? { gauges: options.gauges } : {}),
+    ...(options.scheduleSla !== undefined ? { scheduleSla: options.scheduleSla } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,
