@@ -60,6 +60,8 @@ export interface HarnessOptions extends NamespaceSpec {
   readonly outboxHeartbeat?: TrackerOptions['outboxHeartbeat'];
   /** The tracker's job gauges and forecast (interval). Default: none. */
   readonly gauges?: Omit<NonNullable<TrackerOptions['gauges']>, 'shards'>;
+  /** The tracker's SLA check of schedules (interval, notifier; false: none). Default: its defaults. */
+  readonly scheduleSla?: TrackerOptions['scheduleSla'];
 }
 
 /**
@@ -227,6 +229,7 @@ export class InProcessPipeline {
       groupId: `${this.#o.prefix}tracker`,
       log: this.#log('tracker'),
       ...(this.#o.generator === undefined ? {} : { generator: this.#o.generator }),
+      ...(this.#o.scheduleSla === undefined ? {} : { scheduleSla: this.#o.scheduleSla }),
       ...(this.#canaryJobs && this.#o.canary && { canary: { ...this.#o.canary, jobs: this.#canaryJobs } }),
       ...(this.#o.watchdog && { watchdog: this.#watchdogParts(this.#o.watchdog) }),
       ...(this.#o.outboxHeartbeat && { outboxHeartbeat: this.#o.outboxHeartbeat }),

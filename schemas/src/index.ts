@@ -190,6 +190,8 @@ export interface ScheduleRulesRecord {
   misfire: MisfirePolicyRecord | null;
   overlap: string | null;
   jitter_ms: number | null;
+  /** Added after the first version: a record of an older writer decodes with null. */
+  sla_ms: number | null;
 }
 
 export type CreateScheduleRecord = ScheduleRulesRecord;

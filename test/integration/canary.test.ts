@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CANARY_TENANT } from '@kairos/core';
 import { alertWebhook } from '@kairos/tracker';
 import { expect, test } from 'vitest';
+import { receiver } from '../support/alerts.js';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
 
@@ -35,29 +34,6 @@ const HEARTBEAT_LAG_S = 7;
 async function outboxLag(p: Pipeline): Promise<number> {
   const m = /^kairos_outbox_lag_seconds (\S+)$/m.exec(await p.tracker.metrics.text());
   return m ? Number(m[1]) : Infinity;
-}
-
-/** A webhook receiver that keeps every alert posted to it. */
-async function receiver(): Promise<{
-  url: string;
-  alerts: Record<string, unknown>[];
-  close(): Promise<void>;
-}> {
-  const alerts: Record<string, unknown>[] = [];
-  const server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString()));
-    req.on('end', () => {
-      alerts.push(...(JSON.parse(text) as Record<string, unknown>[]));
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/alerts`,
-    alerts,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
 }
 
 async function connector(p: Pipeline, action: 'pause' | 'resume'): Promise<void> {
@@ -117,9 +93,7 @@ test('canaries flow; a paused connector alerts every class and clears on resume;
     classes.every((rc) =>
       hook.alerts.some(
         (a) =>
-          (a.labels as Record<string, string>).resource_class === rc &&
-          (a.labels as Record<string, string>).alertname === 'canary_stalled' &&
-          a.endsAt === undefined,
+          a.labels.resource_class === rc && a.labels.alertname === 'canary_stalled' && a.endsAt === undefined,
       ),
     ),
   );

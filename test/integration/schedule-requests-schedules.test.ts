@@ -119,12 +119,19 @@ test('schedules through schedule-requests: create, run, pause, trigger, resume, 
   );
 
   // Update: a stale expected version is refused; the right one makes version 4, whose runs are the new job.
-  const tock = { ...every, job: { type: 'sreq.tock', resourceClass: 'io', payload: { n: 2 } } };
+  const tock = {
+    ...every,
+    job: { type: 'sreq.tock', resourceClass: 'io', payload: { n: 2 } },
+    slaMs: 60_000,
+  };
   const stale = await rejected(c.updateSchedule({ ...tock, scheduleId: id, expectedVersion: 1 }));
   expect(stale.reason).toBe('SCHEDULE_STATE_CONFLICT');
   const updated = await accepted(c.updateSchedule({ ...tock, scheduleId: id, expectedVersion: 3 }));
   expect(updated).toMatchObject({ state: 'ACTIVE', version: 4, duplicate: false });
-  const updatedAt = (await p.schedules.getSchedule(id)).updatedAt.getTime();
+  const v4 = await p.schedules.getSchedule(id);
+  const updatedAt = v4.updatedAt.getTime();
+  // sla_ms, added to the request schema later (optional, default null), reaches the schedule.
+  expect(v4.slaMs).toBe(60_000);
   await eventually('a run of the new version', () => [...types.values()].includes('sreq.tock'), 20_000);
   const ticksAfter = (await runsOf(p.pool, id)).filter(
     (r) => r.kind === 'regular' && r.dueAt > updatedAt && types.get(r.id) === 'sreq.tick',

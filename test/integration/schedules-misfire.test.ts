@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
-import { createSchedule, Executions, runsOf, sleep, type RunRow } from '../support/schedules.js';
+import { api, createSchedule, Executions, runsOf, sleep, type RunRow } from '../support/schedules.js';
 
 /** Misfire tolerance of the test's schedules: a run at most this late is on time. */
 const TOLERANCE_MS = 3000;
@@ -180,6 +180,12 @@ test(`with the delay tier and the tracker down ${DOWN_MS / 1000} s, each misfire
     // Nothing ran twice in the worker.
     const jobIds = new Set(succeeded.map((r) => r.id));
     expect(ex.of(jobIds).length, policy).toBe(jobIds.size);
+    // The schedule's view counts every misfire: runs skipped, and occurrences never generated.
+    const v = (await api(p, 'GET', `/v1/schedules/${id}`)).json;
+    const skippedRuns = (await runsOf(p.pool, id)).filter(
+      (r) => r.state === 'SKIPPED' && r.lastError?.startsWith('misfire'),
+    );
+    expect(v.misfires, policy).toBe(v.misfires_skipped + skippedRuns.length);
   }
 }, 300_000);
 

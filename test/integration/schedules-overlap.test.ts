@@ -194,4 +194,27 @@ test('a slow handler under each overlap policy runs exactly what the policy prom
     }
     expect(aborted).toBeGreaterThan(0);
   }
+
+  // Every skip is counted, once: in the schedule's view and in the delay tier's
+  // kairos_schedule_runs_total (a skip for the pause counts too).
+  for (const policy of ['skip', 'buffer_one'] as const) {
+    const id = ids.get(policy)!;
+    const skips = async () =>
+      (await jobsOf(policy)).filter((r) => r.state === 'SKIPPED' && !r.lastError?.startsWith('misfire'))
+        .length;
+    await eventually(
+      `${policy}: its skips counted`,
+      async () => {
+        const v = (await api(p, 'GET', `/v1/schedules/${id}`)).json;
+        const metric = new RegExp(
+          `^kairos_schedule_runs_total\\{schedule="${id}",outcome="skipped"\\} (\\d+)$`,
+          'm',
+        );
+        const counted = Number(metric.exec(await p.delayTier.metrics.text())?.[1] ?? 0);
+        const n = await skips();
+        return n > 0 && v.skips === n && counted === n;
+      },
+      10_000,
+    );
+  }
 }, 300_000);

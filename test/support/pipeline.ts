@@ -48,6 +48,8 @@ export async function startPipeline(
     readonly gauges?: HarnessOptions['gauges'];
     /** The tracker follows the outbox connector's heartbeats (outbox lag). */
     readonly outboxHeartbeat?: HarnessOptions['outboxHeartbeat'];
+    /** The tracker's SLA check of schedules (interval, notifier). */
+    readonly scheduleSla?: HarnessOptions['scheduleSla'];
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
@@ -60,6 +62,7 @@ export async function startPipeline(
     ...(options.watchdog ? { watchdog: options.watchdog } : {}),
     ...(options.gauges ? { gauges: options.gauges } : {}),
     ...(options.outboxHeartbeat ? { outboxHeartbeat: options.outboxHeartbeat } : {}),
+    ...(options.scheduleSla !== undefined ? { scheduleSla: options.scheduleSla } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,

@@ -3,6 +3,7 @@ import {
   JOB_STATES,
   jobSearchQuery,
   rescheduleShape,
+  SCHEDULE_HEALTHS,
   SCHEDULE_STATES,
   scheduleShapeFor,
   SCOPES,
@@ -114,6 +115,20 @@ export function scheduleViewSchema(limits: JobLimits) {
       next_fire: previewEntrySchema.nullable(),
       generated_until: z.string().nullable(),
       misfires_skipped: z.number().int(),
+      health: z.enum(SCHEDULE_HEALTHS).meta({
+        description:
+          'late: a run did not succeed within sla_ms of its fire time and no later run has succeeded since; ok: within its SLA; unknown: no sla_ms, not active, or no run judged yet',
+      }),
+      last_success_at: nullableTime.meta({ description: 'when the newest run that succeeded finished' }),
+      late_runs: z
+        .number()
+        .int()
+        .meta({ description: 'runs not SUCCEEDED within sla_ms of their fire time' }),
+      misfires: z
+        .number()
+        .int()
+        .meta({ description: 'occurrences the misfire policy dropped (runs skipped or never created)' }),
+      skips: z.number().int().meta({ description: 'runs skipped by the overlap policy or while paused' }),
       created_at: time,
       updated_at: time,
       paused_at: nullableTime,

@@ -1,5 +1,12 @@
 import type { ScheduleCommands } from '@kairos/commands';
-import { KairosError, listTenant, scheduleShapeFor, withKeyTenant, type JobLimits } from '@kairos/core';
+import {
+  KairosError,
+  listTenant,
+  scheduleShapeFor,
+  withKeyTenant,
+  type JobLimits,
+  type Schedule,
+} from '@kairos/core';
 import { callerOf } from '@kairos/http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { tenantOf, traceparentOf } from './request-context.js';
@@ -39,6 +46,12 @@ const backfillSchema = {
 
 /** Recurring schedules: create, preview, list, read, change, pause/resume, trigger, backfill, runs. */
 export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands, limits: JobLimits): void {
+  // Schedules as answered: with what happened to their runs (one query per answer).
+  const viewsOf = async (list: readonly Schedule[]) => {
+    const facts = await schedules.runFacts(list.map((x) => x.id));
+    return list.map((x) => scheduleView(x, facts.get(x.id)));
+  };
+  const viewOf = async (x: Schedule) => scheduleView(x, (await schedules.runFacts([x.id])).get(x.id));
   const spec = tenantFromKey(jsonOf(scheduleShapeFor(limits), 'input'));
   const id = ['id'] as const;
   const schedule = { description: 'the schedule', schema: ref('Schedule') };
@@ -97,7 +110,7 @@ export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands
     async (req, reply) => {
       const body = withKeyTenant(callerOf(req), req.body);
       const r = await schedules.createSchedule(body, { ...tenantOf(req), traceparent: traceparentOf(req) });
-      return reply.code(r.created ? 201 : 200).send(scheduleView(r.schedule));
+      return reply.code(r.created ? 201 : 200).send(await viewOf(r.schedule));
     },
   );
 
@@ -142,17 +155,17 @@ export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands
     async (req) => {
       const tenant = listTenant(callerOf(req), req.query.tenant);
       const page = await schedules.listSchedules(tenant, req.query);
-      return { schedules: page.schedules.map(scheduleView), next_after: page.nextAfter };
+      return { schedules: await viewsOf(page.schedules), next_after: page.nextAfter };
     },
   );
 
   app.get('/v1/schedules/:id', read('A schedule'), async (req: IdRequest) =>
-    scheduleView(await schedules.getSchedule(req.params.id, tenantOf(req))),
+    viewOf(await schedules.getSchedule(req.params.id, tenantOf(req))),
   );
 
   const update = (merge: boolean) => async (req: IdRequest) => {
     const version = expectedVersion(req.headers['if-match']);
-    return scheduleView(
+    return viewOf(
       await schedules.updateSchedule(req.params.id, withKeyTenant(callerOf(req), req.body), {
         merge,
         ...tenantOf(req),
@@ -179,11 +192,11 @@ export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands
     write('Delete a schedule (its waiting runs are cancelled; deleting again changes nothing)', {
       errors: [400, 404],
     }),
-    async (req: IdRequest) => scheduleView(await schedules.deleteSchedule(req.params.id, tenantOf(req))),
+    async (req: IdRequest) => viewOf(await schedules.deleteSchedule(req.params.id, tenantOf(req))),
   );
 
   app.post('/v1/schedules/:id/pause', write('Pause a schedule'), async (req: IdRequest) =>
-    scheduleView(await schedules.pauseSchedule(req.params.id, tenantOf(req))),
+    viewOf(await schedules.pauseSchedule(req.params.id, tenantOf(req))),
   );
 
   app.post(
@@ -193,7 +206,7 @@ export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands
       errors: bodyErrors,
     }),
     async (req: IdRequest) =>
-      scheduleView(await schedules.resumeSchedule(req.params.id, req.body ?? {}, tenantOf(req))),
+      viewOf(await schedules.resumeSchedule(req.params.id, req.body ?? {}, tenantOf(req))),
   );
 
   app.post(

@@ -1,10 +1,13 @@
 import {
   jitterOffsetMs,
+  NO_RUN_FACTS,
   previewFireTimes,
+  scheduleHealth,
   scheduleRequestOf,
   type Job,
   type PreviewEntry,
   type Schedule,
+  type ScheduleRunFacts,
 } from '@kairos/core';
 import type { AttemptRow } from '@kairos/db';
 import type { AttemptView, JobView, PreviewView } from './api-schemas.js';
@@ -71,8 +74,11 @@ export function previewView(e: PreviewEntry): PreviewView {
   return { instant: e.instant, local: e.local, fire_at: e.fireAt, nominal: e.nominal, kind: e.kind };
 }
 
-/** The JSON shape of a schedule: its rules as in a create request, plus state and progress. */
-export function scheduleView(s: Schedule) {
+/**
+ * The JSON shape of a schedule: its rules as in a create request, plus state and progress, and
+ * what happened to its runs (`facts`; none yet when absent).
+ */
+export function scheduleView(s: Schedule, facts: ScheduleRunFacts = NO_RUN_FACTS) {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   const { tenant, ...rules } = scheduleRequestOf(s);
   // The next fire time from now (absolute and local), whatever has been generated already.
@@ -94,6 +100,12 @@ export function scheduleView(s: Schedule) {
     next_fire: next ? previewView(next) : null,
     generated_until: s.cursor.nominal,
     misfires_skipped: s.misfiresSkipped,
+    // The dead-man's switch: late while a run missed sla_ms and no later one has succeeded.
+    health: scheduleHealth(s, facts),
+    last_success_at: iso(facts.lastSuccessAt),
+    late_runs: facts.lateRuns,
+    misfires: s.misfiresSkipped + facts.misfiredRuns,
+    skips: facts.skippedRuns,
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
     paused_at: iso(s.pausedAt),

@@ -33,7 +33,16 @@ export function schedulesCommand(): Command {
         `/v1/schedules${query({ tenant: o.tenant, limit: o.limit })}`,
       );
       if (!out.data(r))
-        out.table(r.schedules, ['id', 'tenant', 'cron', 'time_zone', 'state', 'next_fire', 'version']);
+        out.table(r.schedules, [
+          'id',
+          'tenant',
+          'cron',
+          'time_zone',
+          'state',
+          'health',
+          'next_fire',
+          'version',
+        ]);
     });
   s.command('get <id>').action(async (id: string, _o, cmd: Command) => {
     const { api, out } = contextOf(cmd);

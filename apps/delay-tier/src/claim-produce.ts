@@ -1,4 +1,5 @@
 import {
+  countSkippedRuns,
   expireJobs,
   inTransaction,
   writeOutbox,
@@ -19,6 +20,8 @@ export interface ClaimProduceDeps {
   readonly gate: OccurrenceGate;
   /** Called once the transaction committed: what was produced, what expired instead. */
   readonly report: (sent: readonly HotRecord[], expired: readonly HotRecord[], nowMs: number) => void;
+  /** Called once the transaction committed: runs of schedules the gate skipped, per schedule. */
+  readonly onSkipped?: (skipped: ReadonlyMap<string, number>) => void;
 }
 
 /** What one claim took, locked for its transaction. */
@@ -76,9 +79,15 @@ export async function claimAndProduce(
       await deps.producer.send({ topic, acks: -1, messages });
     }
     await step.afterProduce?.(tx, sent);
-    return { sent, expired: claim.expired };
+    // Last: the schedules' counters, locked no longer than the commit.
+    await countSkippedRuns(
+      tx,
+      [...gated.skippedBy].map(([scheduleId, skipped]) => ({ scheduleId, misfired: 0, skipped })),
+    );
+    return { sent, expired: claim.expired, skippedBy: gated.skippedBy };
   });
   deps.report(done.sent, done.expired, nowMs);
+  if (done.skippedBy.size > 0) deps.onSkipped?.(done.skippedBy);
   return done;
 }
 

@@ -158,6 +158,9 @@ function newDispatcher({ o, log, metrics }: Context, state: PartitionState, prod
       metrics.expired.inc();
       o.onExpired?.(record);
     },
+    onSkipped: (skipped) => {
+      for (const [scheduleId, n] of skipped) metrics.schedules.runs(scheduleId, 'skipped', n);
+    },
   });
 }
 

@@ -47,6 +47,8 @@ export interface DispatcherOptions {
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   /** Called for every job that expired instead of being dispatched. */
   readonly onExpired?: (record: HotRecord) => void;
+  /** Called with the runs of schedules the overlap gate skipped (committed), per schedule. */
+  readonly onSkipped?: (skipped: ReadonlyMap<string, number>) => void;
 }
 
 /** Partitions whose deadline is this close are visited in the same round (saves a wake-up). */

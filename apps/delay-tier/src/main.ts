@@ -6,11 +6,12 @@ import {
   redisOptions,
   registryOptions,
   runMain,
+  scheduleSlaEnv,
 } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { KeyVerifier, runningCheck } from '@kairos/http';
-import { createLogger } from '@kairos/observability';
+import { createDelayTierMetrics, createLogger } from '@kairos/observability';
 import { createRedis } from '@kairos/redis';
 import { createAdminServer } from './admin-server.js';
 import { DelayTier } from './delay-tier.js';
@@ -56,6 +57,7 @@ runMain(async () => {
     preloadMaxIntervalMs: tenv.preloadMaxIntervalMs,
     tenantWeights: tenv.tenantWeights,
     overlapRecheckMs: tenv.overlapRecheckMs,
+    metrics: createDelayTierMetrics({ scheduleLabelLimit: scheduleSlaEnv().scheduleLabelLimit }),
     log,
     onFatal: () => process.exit(1),
   });

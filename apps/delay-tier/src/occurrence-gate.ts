@@ -35,12 +35,21 @@ export interface GateOutcome {
   /** Events to write in the claim's transaction (runs put back to wait, previous runs cancelled). */
   readonly events: readonly OutboxRow[];
   readonly skipped: number;
+  /** Runs skipped (overlap policy, pause), per schedule. */
+  readonly skippedBy: ReadonlyMap<string, number>;
   readonly waiting: number;
   /** Previous runs cancelled by cancel_previous. */
   readonly cancelled: readonly Job[];
 }
 
-const NOTHING: GateOutcome = { withheld: new Set(), events: [], skipped: 0, waiting: 0, cancelled: [] };
+const NOTHING: GateOutcome = {
+  withheld: new Set(),
+  events: [],
+  skipped: 0,
+  skippedBy: new Map(),
+  waiting: 0,
+  cancelled: [],
+};
 
 type Run = PendingRun & { readonly scheduleId: string };
 
@@ -49,12 +58,19 @@ interface Tally {
   readonly withheld: Set<string>;
   readonly events: OutboxRow[];
   readonly cancelled: Job[];
+  readonly skippedBy: Map<string, number>;
   skipped: number;
   waiting: number;
 }
 
+function countSkipped(tally: Tally, scheduleId: string, n: number): void {
+  tally.skipped += n;
+  if (n > 0) tally.skippedBy.set(scheduleId, (tally.skippedBy.get(scheduleId) ?? 0) + n);
+}
+
 /** Runs of one schedule, in occurrence order, as they are looked at. */
 interface ScheduleRuns {
+  readonly scheduleId: string;
   readonly overlap: OverlapPolicy;
   /** Every claimed run of the schedule (retries included). */
   readonly claimed: readonly Run[];
@@ -110,7 +126,14 @@ export class OccurrenceGate {
       return p && p.state !== 'DELETED' && p.overlap !== 'allow';
     });
     const others = await unfinishedRuns(tx, needsOthers, ids);
-    const tally: Tally = { withheld: new Set(), events: [], cancelled: [], skipped: 0, waiting: 0 };
+    const tally: Tally = {
+      withheld: new Set(),
+      events: [],
+      cancelled: [],
+      skippedBy: new Map(),
+      skipped: 0,
+      waiting: 0,
+    };
     for (const [scheduleId, list] of schedules) {
       const policy = policies.get(scheduleId);
       if (!policy) continue;
@@ -125,12 +148,13 @@ export class OccurrenceGate {
         gone.forEach((id) => tally.withheld.add(id));
         continue;
       }
-      const candidates = policy.state === 'PAUSED' ? await this.#skipPaused(tx, firsts, tally) : firsts;
+      const candidates =
+        policy.state === 'PAUSED' ? await this.#skipPaused(tx, scheduleId, firsts, tally) : firsts;
       if (policy.overlap === 'allow' || candidates.length === 0) continue;
       const mine = others.filter((o) => o.scheduleId === scheduleId);
       await this.#overlap(
         tx,
-        { overlap: policy.overlap, claimed: list, candidates, others: mine },
+        { scheduleId, overlap: policy.overlap, claimed: list, candidates, others: mine },
         nowMs,
         tally,
       );
@@ -139,7 +163,12 @@ export class OccurrenceGate {
   }
 
   /** A paused schedule's regular and catch-up runs are SKIPPED; its manual runs go on. */
-  async #skipPaused(tx: PoolClient, firsts: readonly Run[], tally: Tally): Promise<Run[]> {
+  async #skipPaused(
+    tx: PoolClient,
+    scheduleId: string,
+    firsts: readonly Run[],
+    tally: Tally,
+  ): Promise<Run[]> {
     const paused = firsts.filter((r) => r.kind === 'regular' || r.kind === 'catch_up');
     const done = await skipRuns(
       tx,
@@ -147,7 +176,7 @@ export class OccurrenceGate {
       'the schedule is paused',
     );
     done.forEach((id) => tally.withheld.add(id));
-    tally.skipped += done.length;
+    countSkipped(tally, scheduleId, done.length);
     return firsts.filter((r) => !paused.includes(r));
   }
 
@@ -178,14 +207,14 @@ export class OccurrenceGate {
           const reason = `overlap ${runs.overlap}: ${state.running ? 'the previous run is unfinished' : 'another run is already waiting'}`;
           const done = await skipRuns(tx, [run.id], reason);
           done.forEach((id) => tally.withheld.add(id));
-          tally.skipped += done.length;
+          countSkipped(tally, runs.scheduleId, done.length);
           break;
         }
         case 'wait':
           await this.#wait(tx, run, nowMs, tally);
           break;
         case 'cancel_previous':
-          await this.#cancelPrevious(tx, dispatchedHere, previous, nowMs, tally);
+          await this.#cancelPrevious(tx, runs.scheduleId, dispatchedHere, previous, nowMs, tally);
           dispatchedHere.push(run.id);
           break;
       }
@@ -206,6 +235,7 @@ export class OccurrenceGate {
   /** cancel_previous: earlier runs of this claim are superseded, unfinished ones cancelled. */
   async #cancelPrevious(
     tx: PoolClient,
+    scheduleId: string,
     dispatchedHere: string[],
     previous: Run[],
     nowMs: number,
@@ -214,7 +244,7 @@ export class OccurrenceGate {
     // Runs of this batch dispatched before this one were never produced: superseded.
     const superseded = await skipRuns(tx, dispatchedHere.splice(0), 'overlap cancel_previous: superseded');
     superseded.forEach((id) => tally.withheld.add(id));
-    tally.skipped += superseded.length;
+    countSkipped(tally, scheduleId, superseded.length);
     for (const p of previous.splice(0)) {
       const job = await cancelUnfinishedJob(tx, p.id);
       if (!job) continue;

@@ -87,5 +87,6 @@ function rulesBody(tenant: string, r: ScheduleRulesRecord, f: FieldReader): Reco
   if (r.misfire !== null) body.misfire = withoutNulls(r.misfire);
   setPresent(body, 'overlap', r.overlap);
   setPresent(body, 'jitter_ms', r.jitter_ms);
+  setPresent(body, 'sla_ms', r.sla_ms);
   return body;
 }

@@ -28,6 +28,7 @@ const rules = (extra: Partial<ScheduleRulesRecord> = {}): ScheduleRulesRecord =>
   misfire: null,
   overlap: null,
   jitter_ms: null,
+  sla_ms: null,
   ...extra,
 });
 
@@ -46,6 +47,7 @@ describe('mapping schedule commands onto the HTTP shapes', () => {
         misfire: { kind: 'fire_all', max_count: 10, window_ms: null },
         overlap: 'skip',
         jitter_ms: 0,
+        sla_ms: 7_200_000,
       }),
     });
     expect(commandName(r)).toBe('CreateSchedule');
@@ -67,6 +69,7 @@ describe('mapping schedule commands onto the HTTP shapes', () => {
       misfire: { kind: 'fire_all', max_count: 10 },
       overlap: 'skip',
       jitter_ms: 0,
+      sla_ms: 7_200_000,
       idempotency_key: 'nightly',
     };
     expect(m).toEqual({ ok: true, command: { name: 'CreateSchedule', body } });

@@ -1,4 +1,5 @@
-import type { AlertChange } from '@kairos/core';
+import type { AlertBook, AlertChange } from '@kairos/core';
+import type { Logger } from '@kairos/observability';
 import type { AlertNotifier } from './canary.js';
 
 /** How long a webhook may take to answer, ms. */
@@ -36,4 +37,18 @@ export function alertWebhook(url: string, now: () => Date = () => new Date()): A
     });
     if (!res.ok) throw new Error(`alert webhook ${url} answered ${res.status}`);
   };
+}
+
+/** Sends alert changes to the notifier, if any; one that fails is logged, never thrown. */
+export async function sendAlerts(
+  notify: AlertNotifier | undefined,
+  changes: readonly AlertChange[],
+  active: ReturnType<AlertBook['active']>,
+  log: Logger,
+): Promise<void> {
+  try {
+    await notify?.(changes, active);
+  } catch (err) {
+    log.warn({ err }, 'alert notification failed; the metric and the log line stand');
+  }
 }

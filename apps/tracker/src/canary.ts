@@ -11,6 +11,7 @@ import {
 } from '@kairos/core';
 import { deleteOldCanaries, latestCanarySuccesses, type CanarySuccess, type Pool } from '@kairos/db';
 import { silentLogger, type CanaryMetrics, type Logger } from '@kairos/observability';
+import { sendAlerts } from './alert-webhook.js';
 
 /** Sends alert changes somewhere people look (an Alertmanager-compatible webhook). */
 export type AlertNotifier = (
@@ -190,12 +191,8 @@ export class Canary extends LifecycleService {
     if (changes.length > 0) await this.#notify(changes, this.#alerts.active());
   }
 
-  async #notify(changes: readonly AlertChange[], active: ReturnType<AlertBook['active']>): Promise<void> {
-    try {
-      await this.#o.notify?.(changes, active);
-    } catch (err) {
-      this.#log.warn({ err }, 'alert notification failed; the metric and the log line stand');
-    }
+  #notify(changes: readonly AlertChange[], active: ReturnType<AlertBook['active']>): Promise<void> {
+    return sendAlerts(this.#o.notify, changes, active, this.#log);
   }
 
   /** The alerts holding now. */

@@ -6,3 +6,4 @@ export {
 } from './schedule-generator.js';
 export { Canary, type CanaryOptions, type AlertNotifier } from './canary.js';
 export { alertWebhook } from './alert-webhook.js';
+export { ScheduleSla, type ScheduleSlaOptions } from './schedule-sla.js';

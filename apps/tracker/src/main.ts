@@ -1,7 +1,17 @@
-import { intVar, kafkaClientOptions, kairosEnv, onShutdown, registryOptions, runMain } from '@kairos/config';
+import {
+  canaryEnv,
+  intVar,
+  kafkaClientOptions,
+  kairosEnv,
+  onShutdown,
+  registryOptions,
+  runMain,
+  scheduleSlaEnv,
+} from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
-import { createLogger } from '@kairos/observability';
+import { createLogger, createTrackerMetrics } from '@kairos/observability';
+import { alertWebhook } from './alert-webhook.js';
 import { canaryPart, metricsServer, watchPart } from './main-parts.js';
 import { Tracker } from './tracker.js';
 
@@ -22,6 +32,9 @@ runMain(async () => {
   const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
   const canary = canaryPart(env, codec, topics);
   const watch = await watchPart(env, kafka);
+  const sla = scheduleSlaEnv();
+  const webhookUrl = canaryEnv().webhookUrl;
+  const slaNotify = webhookUrl ? { notify: alertWebhook(webhookUrl) } : {};
   const tracker = new Tracker({
     kafka,
     codec,
@@ -32,6 +45,7 @@ runMain(async () => {
     sessionTimeoutMs: env.sessionTimeoutMs,
     log,
     onFatal: () => process.exit(1),
+    metrics: createTrackerMetrics(sla.scheduleLabelLimit),
     // Recurring schedules' occurrences, lookahead ahead: the generator sleeps until the next
     // generation time or misfire point, between the interval and the max interval.
     generator: {
@@ -42,6 +56,8 @@ runMain(async () => {
         minAhead: intVar(process.env, 'KAIROS_SCHEDULE_MIN_AHEAD', 2, 0, 1000),
       },
     },
+    // Schedules with sla_ms: sleeps until the next run's deadline, between the interval and the max.
+    scheduleSla: { intervalMs: sla.intervalMs, maxIntervalMs: sla.maxIntervalMs, ...slaNotify },
     ...canary.options,
     ...watch.options,
   });

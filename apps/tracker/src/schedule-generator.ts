@@ -1,7 +1,7 @@
 import { DEFAULT_GENERATION, generateOccurrences, type GenerationSettings } from '@kairos/commands';
 import { inTransaction, lockSchedule, nextGenerationAt, schedulesToGenerate, type Pool } from '@kairos/db';
 import type { AvroCodec } from '@kairos/kafka';
-import { silentLogger, type Logger } from '@kairos/observability';
+import { silentLogger, type Logger, type ScheduleMetrics } from '@kairos/observability';
 import { LifecycleService, PollLoop } from '@kairos/core';
 
 export interface ScheduleGeneratorOptions {
@@ -27,6 +27,8 @@ export interface ScheduleGeneratorOptions {
   /** Most schedules locked per query (it queries again while there are more). Default: 100. */
   readonly batch?: number;
   readonly log?: Logger;
+  /** Counts runs the misfire policy skipped (kairos_schedule_runs_total{outcome="misfired"}). */
+  readonly metrics?: ScheduleMetrics;
   /** Clock. Default: the system clock. */
   readonly now?: () => Date;
 }
@@ -126,6 +128,7 @@ export class ScheduleGenerator extends LifecycleService {
           totals.released += r.released;
           totals.skipped += r.skipped;
           totals.dropped += r.dropped;
+          this.#o.metrics?.runs(id, 'misfired', r.skipped + r.dropped);
           if (r.released + r.skipped + r.dropped > 0) {
             this.#log.warn(
               {

@@ -42,6 +42,7 @@ import { OutboxHeartbeat, type OutboxHeartbeatOptions } from './outbox-heartbeat
 import { observeHops } from './result-hops.js';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 import { Watchdog, type WatchdogOptions } from './watchdog.js';
+import { ScheduleSla, type ScheduleSlaOptions } from './schedule-sla.js';
 
 export interface TrackerOptions {
   readonly kafka: Kafka;
@@ -69,7 +70,8 @@ export interface TrackerOptions {
    * The generator of recurring schedules' occurrences, run by this tracker (false: none).
    * Default: on, with its defaults (every second, 2 minutes ahead).
    */
-  readonly generator?: false | Omit<ScheduleGeneratorOptions, 'pool' | 'codec' | 'jobEventsTopic'>;
+  readonly generator?:
+    false | Omit<ScheduleGeneratorOptions, 'pool' | 'codec' | 'jobEventsTopic' | 'metrics'>;
   /**
    * The canary, run by this tracker: a job per class through the whole pipeline every interval,
    * alerting when a class's stop completing (see Canary). Default: none.
@@ -84,6 +86,11 @@ export interface TrackerOptions {
   readonly outboxHeartbeat?: Pick<OutboxHeartbeatOptions, 'retryMs'>;
   /** The gauges of jobs by state, dead letters, oldest overdue, forecast, consumer lag. Default: none. */
   readonly gauges?: Omit<JobGaugesOptions, 'pool' | 'resourceClasses' | 'metrics' | 'log'>;
+  /**
+   * The SLA check of schedules with sla_ms, run by this tracker (false: none). Default: on, with
+   * its defaults (sleeps until the next deadline, between 1 s and 10 s).
+   */
+  readonly scheduleSla?: false | Omit<ScheduleSlaOptions, 'pool' | 'metrics' | 'alertActive' | 'log'>;
 }
 
 /** A batch transaction that lost a race (a row moved between partitions, a deadlock) is redone up to this often. */
@@ -124,6 +131,8 @@ export class Tracker extends LifecycleService {
   readonly canary: Canary | undefined;
   /** The reconciliation watchdog (undefined when not configured). */
   readonly watchdog: Watchdog | undefined;
+  /** The SLA check of schedules (undefined when turned off). */
+  readonly scheduleSla: ScheduleSla | undefined;
   /** The results consumer, then the generator (stopped first). */
   readonly #life: Lifecycle;
   readonly #group: GroupCommit<Reports, true>;
@@ -149,6 +158,7 @@ export class Tracker extends LifecycleService {
             pool: options.pool,
             codec: options.codec,
             jobEventsTopic: options.topics.jobEvents,
+            metrics: this.metrics.schedules,
           });
     const consumer = new Lifecycle('tracker consumer', {
       start: () => this.#startConsumer(),
@@ -192,9 +202,26 @@ export class Tracker extends LifecycleService {
           log: this.#log,
         })
       : undefined;
-    const parts = [consumer, this.generator, this.canary, heartbeat, this.watchdog, gauges].filter(
-      (p) => p !== undefined,
-    );
+    this.scheduleSla =
+      options.scheduleSla === false
+        ? undefined
+        : new ScheduleSla({
+            ...(options.now ? { now: options.now } : {}),
+            ...options.scheduleSla,
+            pool: options.pool,
+            metrics: this.metrics.schedules,
+            alertActive: this.metrics.canary.alertActive,
+            log: this.#log,
+          });
+    const parts = [
+      consumer,
+      this.generator,
+      this.canary,
+      heartbeat,
+      this.watchdog,
+      gauges,
+      this.scheduleSla,
+    ].filter((p) => p !== undefined);
     this.#life = serviceGroup('tracker', parts);
     this.#group = new GroupCommit<Reports, true>(
       {

@@ -54,6 +54,11 @@ export interface ScheduleRules {
   readonly overlap?: 'allow' | 'skip' | 'buffer_one' | 'cancel_previous';
   /** Every run moves by one fixed offset within ±jitterMs (0 to 3,600,000; default 0). */
   readonly jitterMs?: number;
+  /**
+   * A run not SUCCEEDED this long after its fire time is late, and the schedule alerts
+   * (`schedule_sla_missed`) until a later run succeeds (1,000 to 604,800,000 ms; default: no SLA).
+   */
+  readonly slaMs?: number;
 }
 
 /**
@@ -108,6 +113,7 @@ function rulesRecord(r: ScheduleRules): ScheduleRulesRecord {
       : null,
     overlap: r.overlap ?? null,
     jitter_ms: r.jitterMs ?? null,
+    sla_ms: r.slaMs ?? null,
   };
 }
 

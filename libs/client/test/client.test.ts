@@ -106,6 +106,7 @@ describe('schedule request records', () => {
       misfire: { kind: 'within', windowMs: 600_000 },
       overlap: 'skip',
       jitterMs: 0,
+      slaMs: 7_200_000,
     });
     expect(record).toEqual({
       cron: '30 2 * * *',
@@ -124,6 +125,7 @@ describe('schedule request records', () => {
       misfire: { kind: 'within', max_count: null, window_ms: 600_000 },
       overlap: 'skip',
       jitter_ms: 0,
+      sla_ms: 7_200_000,
     });
     const value = { ...envelope, command: commandBranch('CreateSchedule', record) };
     expect(type.isValid(value)).toBe(true);
@@ -140,6 +142,7 @@ describe('schedule request records', () => {
       misfire: null,
       overlap: null,
       jitter_ms: null,
+      sla_ms: null,
     });
     expect(createScheduleRecord({ ...minimal, misfire: { kind: 'fire_all', maxCount: 5 } }).misfire).toEqual({
       kind: 'fire_all',

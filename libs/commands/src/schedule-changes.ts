@@ -52,6 +52,8 @@ export async function updateIn(
     ...spec,
     version,
     misfireToleranceMs: deps.misfireToleranceMs,
+    // A new or changed SLA judges runs from now on: the history was under other terms.
+    slaSince: spec.slaMs === null ? null : spec.slaMs === s.slaMs ? s.slaSince : now,
     cursor:
       rewound === null && s.cursor.instant >= now.getTime()
         ? s.cursor
@@ -97,6 +99,8 @@ export async function resumeIn(
       catchUp || s.cursor.instant >= now.getTime() ? s.cursor : { instant: now.getTime(), nominal: null },
     generateAt: now,
     pausedAt: null,
+    // Runs that fired while paused are not judged against the SLA.
+    slaSince: s.slaMs === null ? null : now,
     updatedAt: now,
   });
   return (await generateOccurrences(tx, deps.gen, saved, now.getTime())).schedule;

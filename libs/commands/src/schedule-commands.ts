@@ -12,6 +12,7 @@ import {
   type Job,
   type PreviewEntry,
   type Schedule,
+  type ScheduleRunFacts,
   type ScheduleSpec,
 } from '@kairos/core';
 import {
@@ -24,6 +25,7 @@ import {
   insertSchedule,
   listSchedules,
   recordRequestJob,
+  scheduleRunFacts,
   scheduleRuns,
   type LedgerEntry,
   type Pool,
@@ -155,6 +157,7 @@ export class ScheduleCommands {
       generateAt: now,
       backfillNextAt: null,
       misfiresSkipped: 0,
+      slaSince: spec.slaMs === null ? null : now,
       createdAt: now,
       updatedAt: now,
       pausedAt: null,
@@ -313,6 +316,11 @@ export class ScheduleCommands {
     const { limit, before } = parseRunsPage(page);
     const s = await this.getSchedule(id, ctx);
     return scheduleRuns(this.#o.pool, s.id, before, limit);
+  }
+
+  /** What happened to the schedules' runs (last success, late runs, misfires, skips), by id. */
+  runFacts(ids: readonly string[]): Promise<Map<string, ScheduleRunFacts>> {
+    return scheduleRunFacts(this.#o.pool, ids);
   }
 
   /** Validates a change (outside any transaction) into the step that applies it. */

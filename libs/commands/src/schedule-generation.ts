@@ -13,6 +13,7 @@ import {
   type Schedule,
 } from '@kairos/core';
 import {
+  countSkippedRuns,
   dispatchedCatchUps,
   insertJobs,
   insertOccurrences,
@@ -195,6 +196,7 @@ export async function generateOccurrences(
       locked.generateAt === null
         ? locked
         : await saveSchedule(tx, { ...locked, generateAt: null, updatedAt: now });
+    await countSkippedRuns(tx, [{ scheduleId: locked.id, misfired: skipped.length, skipped: 0 }]);
     return { schedule, created: [], released: 0, skipped: skipped.length, dropped: 0 };
   }
   const { settings } = deps;
@@ -329,5 +331,6 @@ export async function generateOccurrences(
     misfiresSkipped: locked.misfiresSkipped + dropped,
     updatedAt: locked.updatedAt,
   });
+  await countSkippedRuns(tx, [{ scheduleId: locked.id, misfired: skipped.length, skipped: 0 }]);
   return { schedule, created, released: released.length, skipped: skipped.length, dropped };
 }

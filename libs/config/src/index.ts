@@ -17,3 +17,4 @@ export { connectionsEnv, type ConnectionsEnv } from './connections-env.js';
 export { apiEnv, httpAuthEnv, type ApiEnv, type HttpAuthEnv } from './api-env.js';
 export { canaryEnv, type CanaryEnv } from './canary-env.js';
 export { watchdogEnv, type WatchdogEnv } from './watchdog-env.js';
+export { scheduleSlaEnv, type ScheduleSlaEnv } from './schedule-sla-env.js';

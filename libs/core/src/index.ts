@@ -29,6 +29,7 @@ export * from './schedule/misfire.js';
 export * from './schedule/preview.js';
 export * from './schedule/spec.js';
 export * from './schedule/runs.js';
+export * from './schedule/health.js';
 export * from './idle-backoff.js';
 export * from './poll-loop.js';
 export * from './lifecycle.js';

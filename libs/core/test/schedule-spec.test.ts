@@ -45,6 +45,7 @@ describe('parseScheduleSpec', () => {
         misfire: { kind: 'fire_latest' },
         overlap: 'allow',
         jitterMs: 0,
+        slaMs: null,
       },
     });
   });

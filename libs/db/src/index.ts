@@ -23,3 +23,4 @@ export * from './replays.js';
 export * from './canaries.js';
 export * from './job-gauges.js';
 export * from './watchdog.js';
+export * from './schedule-health.js';

@@ -44,6 +44,8 @@ interface ScheduleDbRow {
   generate_at: Date | null;
   backfill_next_at: Date | null;
   misfires_skipped: number;
+  sla_ms: number | null;
+  sla_since: Date | null;
   created_at: Date;
   updated_at: Date;
   paused_at: Date | null;
@@ -116,6 +118,8 @@ export function toSchedule(r: ScheduleDbRow): Schedule {
     generateAt: r.generate_at,
     backfillNextAt: r.backfill_next_at,
     misfiresSkipped: Number(r.misfires_skipped),
+    slaMs: r.sla_ms,
+    slaSince: r.sla_since,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     pausedAt: r.paused_at,
@@ -151,6 +155,8 @@ function columns(s: Schedule): Record<string, unknown> {
     generate_at: s.generateAt,
     backfill_next_at: s.backfillNextAt,
     misfires_skipped: s.misfiresSkipped,
+    sla_ms: s.slaMs,
+    sla_since: s.slaSince,
     created_at: s.createdAt,
     updated_at: s.updatedAt,
     paused_at: s.pausedAt,

@@ -112,9 +112,10 @@ const LIVE_STATES = `(${LIVE.map((st) => `'${st}'`).join(', ')})`;
  * One statement for a batch of results (recordResults). Every result is recorded in `attempts`;
  * one of a superseded attempt (its job moved to a higher fence: the worker was a zombie) is marked
  * suppressed and changes no job row. A success of the current attempt of a live job makes it
- * SUCCEEDED. Returns the live jobs whose current attempt failed, one row each (at least one row:
- * job columns null when none failed), each with the counts. CTEs read the snapshot from before
- * the statement, so `before` sees which attempts were suppressed already.
+ * SUCCEEDED (and, for a run of a schedule, its schedule's last success). Returns the live jobs
+ * whose current attempt failed, one row each (at least one row: job columns null when none
+ * failed), each with the counts. CTEs read the snapshot from before the statement, so `before`
+ * sees which attempts were suppressed already.
  */
 const RECORD_RESULTS = `
   WITH r AS (
@@ -142,7 +143,15 @@ const RECORD_RESULTS = `
                       updated_at = now(), dispatched_at = COALESCE(j.dispatched_at, r.started_at)
     FROM r
     WHERE j.id = r.job_id AND j.fence = r.fence AND r.outcome = 'SUCCEEDED' AND j.state IN ${LIVE_STATES}
-    RETURNING j.id
+    RETURNING j.id, j.schedule_id, j.occurrence_at, j.finished_at
+  ), last_success AS (
+    -- A run of a schedule: its schedule's last success (schedule-health.ts), in schedule id order.
+    INSERT INTO schedule_health AS h (schedule_id, last_success_at, last_success_occurrence_at)
+    SELECT schedule_id, max(finished_at), max(occurrence_at) FROM succeeded WHERE schedule_id IS NOT NULL
+    GROUP BY schedule_id ORDER BY schedule_id
+    ON CONFLICT (schedule_id) DO UPDATE
+      SET last_success_at = GREATEST(h.last_success_at, EXCLUDED.last_success_at),
+          last_success_occurrence_at = GREATEST(h.last_success_occurrence_at, EXCLUDED.last_success_occurrence_at)
   )
   SELECT c.n_succeeded, c.n_suppressed, f.*
   FROM (SELECT (SELECT count(*) FROM succeeded)::int AS n_succeeded,

@@ -6,8 +6,8 @@ export interface CanaryMetrics {
   /** Creation → SUCCEEDED of each canary, per class. */
   readonly latency: Histogram<'resource_class'>;
   readonly created: Counter<'resource_class'>;
-  /** 1 while an alert holds (`alert`, and its labels such as `resource_class`), else 0. */
-  readonly alertActive: Gauge<'alert' | 'resource_class'>;
+  /** 1 while an alert holds (`alert`, and its labels: `resource_class` or `schedule`), else 0. */
+  readonly alertActive: Gauge<'alert' | 'resource_class' | 'schedule'>;
 }
 
 /** The canary's metrics, registered in `registry` (the tracker's). */
@@ -34,8 +34,8 @@ export function createCanaryMetrics(registry: Registry): CanaryMetrics {
     }),
     alertActive: new Gauge({
       name: 'kairos_alert_active',
-      help: 'Alerts Kairos raises itself: 1 while one holds (canary_stalled per resource class)',
-      labelNames: ['alert', 'resource_class'] as const,
+      help: 'Alerts Kairos raises itself: 1 while one holds (canary_stalled per resource class, schedule_sla_missed per schedule)',
+      labelNames: ['alert', 'resource_class', 'schedule'] as const,
       registers: [registry],
     }),
   };

@@ -14,3 +14,9 @@ export { createWatchMetrics, type WatchMetrics, type WatchdogFinding } from './w
 export { createHopMetrics, type Hop, type HopLagMetric } from './hop-metrics.js';
 export { cappedLabel } from './capped-label.js';
 export { createHttpMetrics, UNMATCHED_ROUTE, type HttpMetrics } from './http-metrics.js';
+export {
+  createScheduleMetrics,
+  SCHEDULE_RUN_OUTCOMES,
+  type ScheduleMetrics,
+  type ScheduleRunOutcome,
+} from './schedule-metrics.js';

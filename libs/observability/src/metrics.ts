@@ -3,6 +3,7 @@ import { cappedLabel } from './capped-label.js';
 import { createHopMetrics, LAG_BUCKETS, type HopLagMetric } from './hop-metrics.js';
 
 export { OTHER_TENANT } from './capped-label.js';
+import { createScheduleMetrics, type ScheduleMetrics } from './schedule-metrics.js';
 
 export type { Registry };
 
@@ -11,6 +12,8 @@ export interface DelayTierMetricsOptions {
   readonly registry?: Registry;
   /** Distinct tenants labelled on dispatch lag before new ones become `_other`. Default: 100. */
   readonly tenantLabelLimit?: number;
+  /** Distinct schedules labelled on kairos_schedule_runs_total before new ones become `_other`. Default: 100. */
+  readonly scheduleLabelLimit?: number;
 }
 
 /** Dispatch lag (dispatch time minus due time) by resource class and capped tenant. */
@@ -36,6 +39,8 @@ export interface DelayTierMetrics {
   readonly expired: Counter;
   /** Jobs held back by a resource class's rate limit. */
   readonly rateLimited: Counter<'resource_class'>;
+  /** Runs of schedules skipped by their overlap policy or a pause. */
+  readonly schedules: ScheduleMetrics;
   /** Drops every series of a partition (call when the partition is revoked). */
   forgetPartition(partition: number): void;
   /** The registry in Prometheus text format. */
@@ -134,6 +139,7 @@ export function createDelayTierMetrics(options: DelayTierMetricsOptions = {}): D
     dispatched,
     expired,
     rateLimited,
+    schedules: createScheduleMetrics(owned, options.scheduleLabelLimit),
     forgetPartition(partition) {
       for (const metric of partitionMetrics) metric.remove({ partition });
     },

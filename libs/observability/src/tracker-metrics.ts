@@ -3,6 +3,7 @@ import { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
 import { cappedLabel } from './capped-label.js';
 import { createHopMetrics, type HopLagMetric } from './hop-metrics.js';
 import { createWatchMetrics, type WatchMetrics } from './watch-metrics.js';
+import { createScheduleMetrics, type ScheduleMetrics } from './schedule-metrics.js';
 
 export interface TrackerMetrics {
   readonly registry: Registry;
@@ -18,11 +19,16 @@ export interface TrackerMetrics {
   readonly watch: WatchMetrics;
   /** Per-hop lag of the hops the tracker sees (dispatch → start, start → finish, finish → recorded). */
   readonly hops: HopLagMetric;
+  /** Late and misfired runs of schedules (kairos_schedule_runs_total). */
+  readonly schedules: ScheduleMetrics;
   text(): Promise<string>;
 }
 
-/** The tracker's Prometheus metrics, in a new registry with the default process metrics. */
-export function createTrackerMetrics(): TrackerMetrics {
+/**
+ * The tracker's Prometheus metrics, in a new registry with the default process metrics; at most
+ * `scheduleLabelLimit` schedules (default 100) get their own label values.
+ */
+export function createTrackerMetrics(scheduleLabelLimit = 100): TrackerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const zombieWritesSuppressed = new Counter({
@@ -59,6 +65,7 @@ export function createTrackerMetrics(): TrackerMetrics {
     canary: createCanaryMetrics(registry),
     watch: createWatchMetrics(registry),
     hops: createHopMetrics(registry, cappedLabel(100)),
+    schedules: createScheduleMetrics(registry, scheduleLabelLimit),
     text: () => registry.metrics(),
   };
 }

@@ -70,6 +70,13 @@ export const MAX_JITTER_MS = 3_600_000;
 /** Longest deadline after an occurrence's fire time: 30 days. */
 export const MAX_SCHEDULE_DEADLINE_MS = 30 * 86_400_000;
 
+/**
+ * Bounds of a schedule's SLA (how late after its fire time a run may succeed): at least 1 s (the
+ * pipeline's own latency is a good part of that), at most 7 days.
+ */
+export const MIN_SLA_MS = 1000;
+export const MAX_SLA_MS = 7 * 86_400_000;
+
 /** When occurrences fire: the part of a schedule the occurrence functions read. */
 export interface ScheduleTiming {
   /** 5 fields (minute first) or 6 (second first). */

@@ -45,6 +45,8 @@ export interface Schedule extends ScheduleSpec {
   readonly backfillNextAt: Date | null;
   /** Missed occurrences never generated because the misfire policy dropped them. */
   readonly misfiresSkipped: number;
+  /** When slaMs was set or last changed: runs that fired before are not judged (null: no SLA). */
+  readonly slaSince: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly pausedAt: Date | null;
@@ -183,6 +185,7 @@ export function scheduleRequestOf(spec: ScheduleSpec): Record<string, unknown> {
           : { kind: m.kind },
     overlap: spec.overlap,
     jitter_ms: spec.jitterMs,
+    ...(spec.slaMs === null ? {} : { sla_ms: spec.slaMs }),
   };
 }
 

@@ -17,6 +17,8 @@ import {
   MAX_MISFIRE_COUNT,
   MAX_MISFIRE_WINDOW_MS,
   MAX_SCHEDULE_DEADLINE_MS,
+  MAX_SLA_MS,
+  MIN_SLA_MS,
   OVERLAP_POLICIES,
   type DstPolicy,
   type MisfirePolicy,
@@ -127,6 +129,8 @@ function buildShape(limits: JobLimits) {
       overlap: z.enum(OVERLAP_POLICIES).optional(),
       /** Jitter allowance: each occurrence fires up to this many ms before or after its time. */
       jitter_ms: z.number().int().min(0).max(MAX_JITTER_MS).optional(),
+      /** How late after its fire time a run may succeed before the schedule alerts (none: never). */
+      sla_ms: z.number().int().min(MIN_SLA_MS).max(MAX_SLA_MS).optional(),
     })
     .strict();
 }
@@ -179,6 +183,8 @@ export interface ScheduleSpec extends ScheduleTiming {
   readonly overlap: OverlapPolicy;
   /** Jitter allowance, ms (0: none). */
   readonly jitterMs: number;
+  /** A run not SUCCEEDED this long after its fire time is late and the schedule alerts (null: no SLA). */
+  readonly slaMs: number | null;
 }
 
 /**
@@ -265,6 +271,7 @@ export function parseScheduleSpec(
       misfire,
       overlap: r.overlap ?? DEFAULT_OVERLAP_POLICY,
       jitterMs: r.jitter_ms ?? 0,
+      slaMs: r.sla_ms ?? null,
     },
   };
 }
