@@ -58,6 +58,8 @@ export class OutboxHeartbeat extends LifecycleService {
         const beats = tailTopic(this.#o.kafka, {
           topic: this.#o.topic,
           start: { from: 'end', last: 1 },
+          // Heartbeats come every few seconds: long polls keep the follower near free while idle.
+          maxWaitMs: 5000,
           follow: true,
           signal,
         });

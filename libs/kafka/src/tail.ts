@@ -25,6 +25,11 @@ export interface TailOptions {
   readonly limit?: number;
   /** Keep waiting for new records; otherwise stop at the log end seen at the start. Default: false. */
   readonly follow?: boolean;
+  /**
+   * Longest a fetch waits on the broker for new records, ms (it returns as soon as one arrives).
+   * Default: 500. A long-lived follower of a quiet topic sets more, to cost less while idle.
+   */
+  readonly maxWaitMs?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -105,7 +110,11 @@ export async function* tailTopic(kafka: Kafka, o: TailOptions): AsyncGenerator<T
   if (done()) return;
   // Not `kairos-…`: the apps' groups are, and `kairos status` lists those.
   const groupId = `kairos.tail-${randomBytes(6).toString('hex')}`;
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 500, allowAutoTopicCreation: false });
+  const consumer = kafka.consumer({
+    groupId,
+    maxWaitTimeInMs: o.maxWaitMs ?? 500,
+    allowAutoTopicCreation: false,
+  });
   const queue: TailRecord[] = [];
   let stopped = false;
   let wake: (() => void) | undefined;
