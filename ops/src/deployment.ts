@@ -60,6 +60,8 @@ export class ProcessDeployment {
   apiUrl = '';
   /** The API's Prometheus endpoint base URL (`<url>/metrics`), like apiUrl. */
   apiMetricsUrl = '';
+  /** Each app's operations port (/metrics, /healthz, /readyz) by instance id, as it logged it (`metricsUrl`). */
+  readonly opsUrls = new Map<string, string>();
   /** An admin key of every tenant for this namespace's API (`Authorization: Bearer …`). */
   apiKey = '';
 
@@ -139,6 +141,8 @@ export class ProcessDeployment {
       recent.push(line);
       if (recent.length > 50) recent.shift();
       this.#o.onLine?.(name, line);
+      const { metricsUrl } = (parseLine(line) ?? {}) as { metricsUrl?: unknown };
+      if (typeof metricsUrl === 'string') this.opsUrls.set(instanceId, metricsUrl);
       if (line === readyLine || lineMessage(line) === readyLine) {
         if (kind === 'api') this.#noteApiUrl(line);
         onReady();

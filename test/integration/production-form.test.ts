@@ -92,4 +92,16 @@ test('the compiled apps run on plain Node as in production: a job through the AP
     jobs.map((j) => j.id),
     60_000,
   );
+  // Every app with an operations port answers its probes and serves metrics there.
+  for (const kind of ['tracker', 'ingest'] as const) {
+    const url = d.opsUrls.get(d.apps(kind)[0]?.instanceId ?? '');
+    expect(url, kind).toBeDefined();
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status, `${kind} /readyz`).toBe(200);
+    expect(((await ready.json()) as { checks: { name: string }[] }).checks.map((c) => c.name)).toContain(
+      'postgresql',
+    );
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('process_cpu_seconds_total');
+  }
 }, 180_000);

@@ -6,6 +6,7 @@ import {
   installAuth,
   installRequestMetrics,
   KeyVerifier,
+  postgresCheck,
   problem,
   readinessHandler,
   type ReadinessCheck,
@@ -128,7 +129,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     }),
     () => ({ status: 'ok' }),
   );
-  const pg: ReadinessCheck = { name: 'postgresql', check: () => options.pool.query('SELECT 1') };
+  const pg = postgresCheck(options.pool);
   app.get(
     '/readyz',
     documented('public', {

@@ -10,7 +10,7 @@ import {
 } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
-import { KeyVerifier, runningCheck } from '@kairos/http';
+import { KeyVerifier, postgresCheck, runningCheck } from '@kairos/http';
 import { createDelayTierMetrics, createLogger } from '@kairos/observability';
 import { createRedis } from '@kairos/redis';
 import { createAdminServer } from './admin-server.js';
@@ -71,7 +71,7 @@ runMain(async () => {
     keys: auth.auth === 'off' ? 'off' : new KeyVerifier({ pool, cacheMs: auth.keyCacheMs }),
     readiness: [
       { name: 'redis', check: () => redis.ping() },
-      { name: 'postgresql', check: () => pool.query('SELECT 1') },
+      postgresCheck(pool),
       runningCheck('delay tier', tier),
     ],
     log,

@@ -19,8 +19,7 @@ import {
   topicNames,
 } from '@kairos/kafka';
 import { createLogger } from '@kairos/observability';
-import { readinessHandler, runningCheck } from '@kairos/http';
-import Fastify from 'fastify';
+import { postgresCheck, runningCheck, startOpsServer } from '@kairos/http';
 import { Ingest } from './ingest.js';
 import { ingestEnv } from './ingest-env.js';
 
@@ -71,23 +70,13 @@ runMain(async () => {
   });
   await ingest.start();
   // Prometheus only: requests by command and result, rejections by reason, batch time, request age.
-  const metrics = Fastify({ logger: false });
-  metrics.get('/metrics', async (_req, reply) =>
-    reply.type(ingest.metrics.contentType).send(await ingest.metrics.text()),
-  );
-  metrics.get('/healthz', () => ({ status: 'ok' }));
-  metrics.get(
-    '/readyz',
-    readinessHandler([
-      { name: 'postgresql', check: () => pool.query('SELECT 1') },
-      runningCheck('ingest', ingest),
-    ]),
-  );
-  const metricsUrl = await metrics.listen({
+  const metrics = await startOpsServer({
     host: ienv.metricsHost,
     port: ienv.metricsPort,
+    metrics: ingest.metrics,
+    checks: [postgresCheck(pool), runningCheck('ingest', ingest)],
   });
-  log.info({ metricsUrl }, 'ingest metrics listening');
+  log.info({ metricsUrl: metrics.url }, 'ingest metrics listening');
   onShutdown(async () => {
     await metrics.close();
     await ingest.stop();

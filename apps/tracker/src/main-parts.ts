@@ -2,10 +2,9 @@ import { JobCommands } from '@kairos/commands';
 import { canaryEnv, intVar, redisOptions, watchdogEnv, type KairosEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, type Pool } from '@kairos/db';
-import { readinessHandler, runningCheck } from '@kairos/http';
+import { postgresCheck, runningCheck, startOpsServer } from '@kairos/http';
 import { consumerGroups, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import { createRedis, HotSet, Leases } from '@kairos/redis';
-import Fastify from 'fastify';
 import type { Kafka } from 'kafkajs';
 
 import { alertWebhook } from './alert-webhook.js';
@@ -90,26 +89,15 @@ export async function watchPart(
   };
 }
 
-/** Prometheus (/metrics), liveness and readiness on the tracker's metrics port; returns its URL and closer. */
-export async function metricsServer(
+/** Prometheus (/metrics), liveness and readiness on the tracker's metrics port. */
+export function metricsServer(
   tracker: Tracker,
   pool: Pool,
-): Promise<{ url: string; close: () => Promise<void> }> {
-  const metrics = Fastify({ logger: false });
-  metrics.get('/metrics', async (_req, reply) =>
-    reply.type(tracker.metrics.contentType).send(await tracker.metrics.text()),
-  );
-  metrics.get('/healthz', () => ({ status: 'ok' }));
-  metrics.get(
-    '/readyz',
-    readinessHandler([
-      { name: 'postgresql', check: () => pool.query('SELECT 1') },
-      runningCheck('tracker', tracker),
-    ]),
-  );
-  const url = await metrics.listen({
+): Promise<{ url: string; close(): Promise<void> }> {
+  return startOpsServer({
     host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
     port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
+    metrics: tracker.metrics,
+    checks: [postgresCheck(pool), runningCheck('tracker', tracker)],
   });
-  return { url, close: () => metrics.close() };
 }

@@ -15,3 +15,4 @@ export {
   type MetricsSource,
   type RequestObserver,
 } from './request-metrics.js';
+export { postgresCheck, startOpsServer, type OpsServerOptions } from './ops-server.js';
