@@ -99,3 +99,21 @@ test('a job keeps its trace context through retries, on the handler context and 
     error: 'not yet',
   });
 });
+
+test('a job pre-loaded from PostgreSQL (beyond the lookahead when its event came) keeps its trace', async () => {
+  const ns = await useNamespace('tracing-preload');
+  const p = await startPipeline(ns, { delayTier: { lookaheadMs: 2000 } });
+  const seen = new Map<string, string | null>();
+  const worker = p.worker();
+  worker.handle('trace.later', (_payload, ctx) => void seen.set(ctx.jobId, ctx.traceparent));
+  await worker.start();
+  // Its event leaves it in PostgreSQL; the pre-loader brings it into the hot set from its row.
+  const [created] = await p.commands.createJobs(
+    [{ tenant: 'acme', type: 'trace.later', resource_class: 'default', delay_ms: 4000 }],
+    { traceparent: CALLER },
+  );
+  const id = created!.job.id;
+  await eventually('the job to run', () => seen.has(id), 30_000);
+  expect(seen.get(id)).toBe(CALLER);
+  expect(p.dispatched.find((d) => d.record.job_id === id)?.record.traceparent).toBe(CALLER);
+});
