@@ -76,6 +76,11 @@ test('a job keeps its trace context through retries, on the handler context and 
     stored.set(id, tp!);
   }
   expect(stored.get(traced)).toBe(CALLER);
+  // The job view shows it too.
+  const view = await fetch(`${p.apiUrl}/v1/jobs/${traced}`, {
+    headers: { authorization: `Bearer ${p.apiKey}` },
+  });
+  expect(((await view.json()) as { traceparent: string }).traceparent).toBe(CALLER);
   expect(new Set([...stored.values()].map(traceIdOf)).size).toBe(3);
 
   for (const [id, tp] of stored) {
