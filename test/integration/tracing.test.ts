@@ -120,5 +120,7 @@ test('a job pre-loaded from PostgreSQL (beyond the lookahead when its event came
   const id = created!.job.id;
   await eventually('the job to run', () => seen.has(id), 30_000);
   expect(seen.get(id)).toBe(CALLER);
+  // Reported once the dispatch committed, which may come after the worker already ran it.
+  await eventually('its dispatch to be reported', () => p.dispatched.some((d) => d.record.job_id === id));
   expect(p.dispatched.find((d) => d.record.job_id === id)?.record.traceparent).toBe(CALLER);
 });
