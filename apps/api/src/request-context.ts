@@ -1,11 +1,10 @@
-import { scopedTenant } from '@kairos/core';
+import { scopedTenant, validTraceparent } from '@kairos/core';
 import { callerOf } from '@kairos/http';
 import type { FastifyRequest } from 'fastify';
 
-/** The W3C trace context a request carries, for the events its command writes. */
+/** The W3C trace context a request carries (null when absent or malformed: treated as none). */
 export function traceparentOf(req: FastifyRequest): string | null {
-  const h = req.headers.traceparent;
-  return typeof h === 'string' ? h : null;
+  return validTraceparent(req.headers.traceparent);
 }
 
 /** The caller's tenant scope for a command on an existing job or schedule (another tenant's: 404). */

@@ -23,6 +23,7 @@ import { DOCS_PREFIX, installOpenApi, serveOpenApi } from './openapi.js';
 import { readinessSchema } from './api-schemas.js';
 import { documented, jsonOf } from './route-docs.js';
 import { replayRoutes } from './replay-routes.js';
+import { traceparentOf } from './request-context.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { statusRoutes } from './status-routes.js';
 import type { StatusSources } from './system-status.js';
@@ -86,9 +87,9 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   });
   if (options.metrics) installRequestMetrics(app, options.metrics);
 
-  app.setErrorHandler((err, _req, reply) => {
+  app.setErrorHandler((err, req, reply) => {
     const p = toProblem(err);
-    if (p.status >= 500) log.error({ err }, 'request failed');
+    if (p.status >= 500) log.error({ err, traceparent: traceparentOf(req) ?? undefined }, 'request failed');
     return sendProblem(reply, p);
   });
   app.setNotFoundHandler((req, reply) =>

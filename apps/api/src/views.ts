@@ -47,6 +47,7 @@ export function jobView(job: Job): JobView {
           kind: job.occurrence.kind,
         }
       : null,
+    traceparent: job.traceparent ?? null,
   };
 }
 

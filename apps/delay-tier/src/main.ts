@@ -3,6 +3,7 @@ import {
   kafkaClientOptions,
   kairosEnv,
   onShutdown,
+  tracingEnv,
   redisOptions,
   registryOptions,
   runMain,
@@ -11,7 +12,7 @@ import {
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
 import { KeyVerifier, postgresCheck, runningCheck } from '@kairos/http';
-import { createDelayTierMetrics, createLogger } from '@kairos/observability';
+import { createDelayTierMetrics, createLogger, startOtelExport } from '@kairos/observability';
 import { createRedis } from '@kairos/redis';
 import { createAdminServer } from './admin-server.js';
 import { DelayTier } from './delay-tier.js';
@@ -25,6 +26,8 @@ runMain(async () => {
     level: env.logLevel,
     base: { instance: env.instanceId },
   });
+  // OpenTelemetry spans, exported only when an OTLP endpoint is configured (off by default).
+  const otel = await startOtelExport(tracingEnv('delay-tier'), log);
   const pool = createPool({
     connectionString: env.pgUrl,
     schema: env.dbSchema,
@@ -84,5 +87,6 @@ runMain(async () => {
     await relay?.stop();
     redis.disconnect();
     await pool.end();
+    await otel?.shutdown();
   });
 });

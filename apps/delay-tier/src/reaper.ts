@@ -1,7 +1,7 @@
 import { lostAttemptResult } from '@kairos/commands';
 import { LifecycleService, PollLoop } from '@kairos/core';
 import { findJobs, type Pool } from '@kairos/db';
-import type { AvroCodec } from '@kairos/kafka';
+import { HEADERS, type AvroCodec } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
 import type { Leases, ReapResult } from '@kairos/redis';
 import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
@@ -130,15 +130,24 @@ export class Reaper extends LifecycleService {
         topic: this.#o.taskResultsTopic,
         acks: -1,
         messages: await Promise.all(
-          results.map(async (r) => ({
-            key: r.job_id,
-            value: await this.#o.codec.encode(this.#o.taskResultsTopic, SCHEMAS.taskResult, r),
-          })),
+          results.map(async (r) => {
+            const traceparent = jobs.get(r.job_id)?.traceparent;
+            return {
+              key: r.job_id,
+              value: await this.#o.codec.encode(this.#o.taskResultsTopic, SCHEMAS.taskResult, r),
+              ...(traceparent && { headers: { [HEADERS.traceparent]: traceparent } }),
+            };
+          }),
         ),
       });
       for (const r of results) {
         this.#o.log.warn(
-          { jobId: r.job_id, fence: r.fence, worker: r.worker_id },
+          {
+            jobId: r.job_id,
+            fence: r.fence,
+            worker: r.worker_id,
+            traceparent: jobs.get(r.job_id)?.traceparent ?? undefined,
+          },
           'lease expired: attempt reaped',
         );
         this.#o.onReaped?.(r.job_id, r.fence);

@@ -73,7 +73,7 @@ export function hotRecordFromJob(job: Job): HotRecord {
     fence: job.fence,
     shard: job.shard,
     version: job.version,
-    traceparent: null,
+    traceparent: job.traceparent ?? null,
   };
 }
 

@@ -170,7 +170,12 @@ export class RequestApplier {
       p.failures++;
       if (p.failures < this.#o.internalErrorAttempts) throw err;
       this.#o.log.error(
-        { err, requestId: p.request.request_id, tenant: p.request.tenant },
+        {
+          err,
+          requestId: p.request.request_id,
+          tenant: p.request.tenant,
+          traceparent: p.traceparent ?? undefined,
+        },
         'request keeps failing while PostgreSQL answers; rejected as INTERNAL_ERROR',
       );
       p.result = {

@@ -1,4 +1,4 @@
-import { LifecycleService } from '@kairos/core';
+import { LifecycleService, validTraceparent } from '@kairos/core';
 import {
   AvroCodec,
   Compatibility,
@@ -263,7 +263,7 @@ export class Ingest extends LifecycleService {
         pending: {
           request: d.request,
           command: mapped.command,
-          traceparent: headerString(w.message.headers, HEADERS.traceparent) ?? null,
+          traceparent: validTraceparent(headerString(w.message.headers, HEADERS.traceparent)),
           failures: 0,
         },
       };
@@ -314,7 +314,12 @@ export class Ingest extends LifecycleService {
         this.metrics.rejections.inc({ reason: rejection.reason });
         this.#stats.rejected[rejection.reason] = (this.#stats.rejected[rejection.reason] ?? 0) + 1;
         this.#o.log.info(
-          { reason: rejection.reason, offset: w.message.offset, message: rejection.message },
+          {
+            reason: rejection.reason,
+            offset: w.message.offset,
+            message: rejection.message,
+            traceparent: validTraceparent(headerString(w.message.headers, HEADERS.traceparent)) ?? undefined,
+          },
           'request rejected',
         );
       } else if (result?.kind === 'accepted') {

@@ -4,6 +4,7 @@ import {
   kafkaClientOptions,
   kairosEnv,
   onShutdown,
+  tracingEnv,
   registryOptions,
   runMain,
   scheduleEnv,
@@ -18,7 +19,7 @@ import {
   startOutboxRelay,
   topicNames,
 } from '@kairos/kafka';
-import { createLogger } from '@kairos/observability';
+import { createLogger, startOtelExport } from '@kairos/observability';
 import { postgresCheck, runningCheck, startOpsServer } from '@kairos/http';
 import { Ingest } from './ingest.js';
 import { ingestEnv } from './ingest-env.js';
@@ -27,6 +28,8 @@ runMain(async () => {
   const env = kairosEnv();
   const ienv = ingestEnv();
   const log = createLogger({ component: 'ingest', level: env.logLevel, base: { instance: env.instanceId } });
+  // OpenTelemetry spans, exported only when an OTLP endpoint is configured (off by default).
+  const otel = await startOtelExport(tracingEnv('ingest'), log);
   const topics = topicNames(env.topicPrefix);
   const kafka = createKafka(kafkaClientOptions(env, 'ingest'));
   // Shards are computed here (the commands): refuse a partition count the topic does not have.
@@ -82,5 +85,6 @@ runMain(async () => {
     await ingest.stop();
     await relay?.stop();
     await pool.end();
+    await otel?.shutdown();
   });
 });

@@ -7,10 +7,11 @@ import {
   registryOptions,
   runMain,
   scheduleSlaEnv,
+  tracingEnv,
 } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
-import { createLogger, createTrackerMetrics } from '@kairos/observability';
+import { createLogger, createTrackerMetrics, startOtelExport } from '@kairos/observability';
 import { alertWebhook } from './alert-webhook.js';
 import { canaryPart, metricsServer, watchPart } from './main-parts.js';
 import { Tracker } from './tracker.js';
@@ -18,6 +19,8 @@ import { Tracker } from './tracker.js';
 runMain(async () => {
   const env = kairosEnv();
   const log = createLogger({ component: 'tracker', level: env.logLevel, base: { instance: env.instanceId } });
+  // OpenTelemetry spans, exported only when an OTLP endpoint is configured (off by default).
+  const otel = await startOtelExport(tracingEnv('tracker'), log);
   const pool = createPool({
     connectionString: env.pgUrl,
     schema: env.dbSchema,
@@ -71,5 +74,6 @@ runMain(async () => {
     await relay?.stop();
     await canary.close();
     await pool.end();
+    await otel?.shutdown();
   });
 });

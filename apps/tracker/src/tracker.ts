@@ -32,14 +32,15 @@ import {
   type RetryRecord,
   type StartRecord,
 } from '@kairos/db';
-import { groupMemberConfig, type AvroCodec, type TopicNames } from '@kairos/kafka';
+import { groupMemberConfig, headerString, HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
 import type { TaskResultRecord } from '@kairos/schemas';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import { Canary, type CanaryOptions } from './canary.js';
 import { JobGauges, type JobGaugesOptions } from './job-gauges.js';
 import { OutboxHeartbeat, type OutboxHeartbeatOptions } from './outbox-heartbeat.js';
 import { observeHops } from './result-hops.js';
+import { endRecordSpans, startRecordSpans, type TracedOutcome } from './result-spans.js';
 import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
 import { Watchdog, type WatchdogOptions } from './watchdog.js';
 import { ScheduleSla, type ScheduleSlaOptions } from './schedule-sla.js';
@@ -263,8 +264,15 @@ export class Tracker extends LifecycleService {
       // Batches of different partitions touch different jobs: taken in parallel, written together.
       partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch, heartbeat }) => {
-        const { starts, results, decoded } = await this.#decode(batch.topic, batch.messages);
-        await this.#group.add({ starts, results });
+        const { starts, results, decoded, outcomes } = await this.#decode(batch.topic, batch.messages);
+        const spans = startRecordSpans(outcomes);
+        try {
+          await this.#group.add({ starts, results });
+        } catch (err) {
+          endRecordSpans(spans, err);
+          throw err;
+        }
+        endRecordSpans(spans);
         observeHops(this.metrics.hops, decoded, Date.now());
         this.#log.debug({ starts: starts.length, results: results.length }, 'applied');
         this.#o.onApplied?.(starts.length, results.length);
@@ -279,13 +287,22 @@ export class Tracker extends LifecycleService {
    */
   async #decode(
     topic: string,
-    messages: readonly { value: Buffer | null; offset: string }[],
-  ): Promise<{ starts: StartRecord[]; results: ResultRecord[]; decoded: TaskResultRecord[] }> {
+    messages: readonly KafkaMessage[],
+  ): Promise<{
+    starts: StartRecord[];
+    results: ResultRecord[];
+    decoded: TaskResultRecord[];
+    outcomes: TracedOutcome[];
+  }> {
     const decoded: TaskResultRecord[] = [];
+    const outcomes: TracedOutcome[] = [];
     for (const m of messages) {
       if (!m.value) continue;
       try {
-        decoded.push((await this.#o.codec.decode(topic, m.value)) as TaskResultRecord);
+        const result = (await this.#o.codec.decode(topic, m.value)) as TaskResultRecord;
+        decoded.push(result);
+        if (result.outcome !== 'STARTED')
+          outcomes.push({ result, traceparent: headerString(m.headers, HEADERS.traceparent) });
       } catch (err) {
         if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
         this.#log.error({ err, topic, offset: m.offset }, 'undecodable message skipped');
@@ -300,6 +317,7 @@ export class Tracker extends LifecycleService {
         .map(toStart),
       results: decoded.flatMap((r) => (r.outcome === 'STARTED' ? [] : [toResult(r, r.outcome)])),
       decoded,
+      outcomes,
     };
   }
 
@@ -379,7 +397,13 @@ export class Tracker extends LifecycleService {
         await jobEventOutboxRow(this.#o.codec, this.#o.topics.jobEvents, 'SCHEDULED', job, now, null),
       );
       this.#log.info(
-        { jobId: job.id, attempt: job.attempt, dueAt: job.dueAt.toISOString(), error: job.lastError },
+        {
+          jobId: job.id,
+          attempt: job.attempt,
+          dueAt: job.dueAt.toISOString(),
+          error: job.lastError,
+          traceparent: job.traceparent ?? undefined,
+        },
         'attempt failed; retry scheduled',
       );
     }
@@ -403,6 +427,7 @@ export class Tracker extends LifecycleService {
           reason: f.reason,
           failureClass: f.failureClass,
           error: job.lastError,
+          traceparent: job.traceparent ?? undefined,
         },
         'job failed; dead-lettered',
       );
@@ -448,7 +473,7 @@ export class Tracker extends LifecycleService {
         }),
         failed_at: now.getTime(),
       },
-      null,
+      job.traceparent ?? null,
     );
   }
 }

@@ -11,7 +11,7 @@ import {
   writeOutbox,
   type Pool,
 } from '@kairos/db';
-import type { AvroCodec, TopicNames } from '@kairos/kafka';
+import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import type { Logger, WatchMetrics, WatchdogFinding } from '@kairos/observability';
 import type { HotSet, Leases } from '@kairos/redis';
 import { SCHEMAS } from '@kairos/schemas';
@@ -159,6 +159,8 @@ export async function failLeaselessRunning(d: CheckDeps, nowMs: number): Promise
     messages.push({
       key: j.id,
       value: await d.codec.encode(d.topics.taskResults, SCHEMAS.taskResult, result),
+      // In the job's trace, as a worker's result would be.
+      ...(j.traceparent && { headers: { [HEADERS.traceparent]: j.traceparent } }),
     });
   }
   await d.producer.send({ topic: d.topics.taskResults, acks: -1, messages });

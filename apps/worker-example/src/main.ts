@@ -34,18 +34,19 @@ interface Greeting {
 
 worker.handle<Greeting>('demo.hello', (payload, ctx) => {
   const late = Date.now() - ctx.dueAt.getTime();
-  log.info({ jobId: ctx.jobId, attempt: ctx.attempt, lateMs: late }, `hello, ${payload.name}`);
+  // ctx.log: the worker's logger, each line with the job's id, fence and traceparent.
+  ctx.log.info({ attempt: ctx.attempt, lateMs: late }, `hello, ${payload.name}`);
 });
 
 worker.handle<{ to: string }>('email.send', async (payload, ctx) => {
   // A real handler passes ctx.idempotencyKey to the provider so a retry never sends twice.
   await new Promise((r) => setTimeout(r, 50));
-  log.info({ jobId: ctx.jobId, idempotencyKey: ctx.idempotencyKey }, `email sent to ${payload.to}`);
+  ctx.log.info({ idempotencyKey: ctx.idempotencyKey }, `email sent to ${payload.to}`);
 });
 
 worker.handle<{ rows: number }>('report.build', async (payload, ctx) => {
   await new Promise((r) => setTimeout(r, Math.min(payload.rows, 2000)));
-  log.info({ jobId: ctx.jobId, rows: payload.rows }, 'report built');
+  ctx.log.info({ rows: payload.rows }, 'report built');
 });
 
 await worker.start();

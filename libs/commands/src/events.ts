@@ -31,6 +31,7 @@ type EventJob = Pick<
   | 'maxAttempts'
   | 'routingKey'
   | 'shard'
+  | 'traceparent'
 >;
 
 export function jobEventRecord(
@@ -59,7 +60,11 @@ export function jobEventRecord(
   };
 }
 
-/** Serializes a job event (Avro, Confluent wire format) into the outbox row that carries it. */
+/**
+ * Serializes a job event (Avro, Confluent wire format) into the outbox row that carries it. Its
+ * `traceparent` header is the job's own trace context (so every hop of the job joins one trace);
+ * `traceparent` (the request's) only for a job created before jobs kept one.
+ */
 export async function jobEventOutboxRow(
   codec: AvroCodec,
   topic: string,
@@ -79,7 +84,7 @@ export async function jobEventOutboxRow(
     jobId: job.id,
     tenantId: job.tenantId,
     dueAt: job.dueAt,
-    traceparent,
+    traceparent: job.traceparent ?? traceparent,
   };
 }
 

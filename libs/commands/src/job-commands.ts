@@ -1,13 +1,19 @@
 import {
   classifyError,
+  endHopSpan,
   GroupCommit,
+  HOP_SPANS,
   KairosError,
   parseCreateJob,
   parseReschedule,
   shardOf,
+  startHopSpan,
+  traceparentOfSpan,
+  traceparentOrNew,
   type FieldError,
   type GroupCommitOptions,
   type GroupCommitStats,
+  type HopSpan,
   type Job,
   type JobLimits,
   type JobSpec,
@@ -48,7 +54,10 @@ interface PreparedCreate {
 export interface CreateContext {
   /** Field path prefix for errors (`jobs` for a batch: `jobs.3.due_at`). */
   readonly pathPrefix?: string;
-  /** W3C trace context to carry to the job's events. */
+  /**
+   * W3C trace context of the request. A job created with a valid one keeps it (as the parent of
+   * its create span when tracing is on); one created without gets a new trace. Malformed: as none.
+   */
   readonly traceparent?: string | null;
 }
 
@@ -126,9 +135,16 @@ export class JobCommands {
   async createJob(request: unknown, ctx: CreateContext = {}): Promise<CreateResult> {
     const [spec] = this.validate([request], ctx);
     if (!spec) throw new Error('validation answered nothing for one request');
-    const row = this.#row(spec);
-    const event = await this.#event(row, this.#now(), ctx.traceparent ?? null);
-    return this.#group.add({ row, event });
+    const { row, span } = this.#tracedRow(spec, ctx.traceparent);
+    try {
+      const event = await this.#event(row, this.#now());
+      const result = await this.#group.add({ row, event });
+      endHopSpan(span);
+      return result;
+    } catch (err) {
+      endHopSpan(span, err);
+      throw err;
+    }
   }
 
   /** Transactions and creates of createJob so far (how well they were grouped). */
@@ -147,7 +163,7 @@ export class JobCommands {
         fields: [{ field: ctx.pathPrefix ?? '(body)', message: `at most ${this.#o.limits.maxBatch} jobs` }],
       });
     }
-    return this.#write(this.validate(requests, ctx), ctx.traceparent ?? null);
+    return this.#write(this.validate(requests, ctx), ctx.traceparent);
   }
 
   /**
@@ -158,12 +174,38 @@ export class JobCommands {
     return specs.length === 0 ? [] : this.#write(specs, null);
   }
 
-  async #write(specs: readonly JobSpec[], traceparent: string | null): Promise<CreateResult[]> {
-    const rows = specs.map((s) => this.#row(s));
+  async #write(specs: readonly JobSpec[], traceparent: string | null | undefined): Promise<CreateResult[]> {
+    const traced = specs.map((s) => this.#tracedRow(s, traceparent));
+    const rows = traced.map((t) => t.row);
     const now = this.#now();
-    // Events are serialized before the transaction opens: no network I/O while it holds locks.
-    const events = await Promise.all(firstOfEachKey(rows).map((r) => this.#event(r, now, traceparent)));
-    return writeCreates(this.#o.pool, rows, new Map(events.map((e) => [e.jobId, e])));
+    try {
+      // Events are serialized before the transaction opens: no network I/O while it holds locks.
+      const events = await Promise.all(firstOfEachKey(rows).map((r) => this.#event(r, now)));
+      const results = await writeCreates(this.#o.pool, rows, new Map(events.map((e) => [e.jobId, e])));
+      for (const t of traced) endHopSpan(t.span);
+      return results;
+    } catch (err) {
+      for (const t of traced) endHopSpan(t.span, err);
+      throw err;
+    }
+  }
+
+  /**
+   * A new job's row with its trace context: that of its create span when tracing is on (a child
+   * of the request's), else the request's if valid, else a new trace.
+   */
+  #tracedRow(spec: JobSpec, traceparent: string | null | undefined): { row: NewJobRow; span?: HopSpan } {
+    const span = startHopSpan(HOP_SPANS.create, traceparent, {
+      attributes: {
+        'kairos.tenant': spec.tenantId,
+        'kairos.job.type': spec.type,
+        'kairos.resource_class': spec.resourceClass,
+      },
+    });
+    if (!span) return { row: this.#row(spec, traceparentOrNew(traceparent)) };
+    const row = this.#row(spec, traceparentOfSpan(span));
+    span.setAttribute('kairos.job.id', row.id);
+    return { row, span };
   }
 
   /**
@@ -188,7 +230,7 @@ export class JobCommands {
         retry: o.retry,
       }),
     );
-    const events = await Promise.all(rows.map((r) => this.#event(r, now, null)));
+    const events = await Promise.all(rows.map((r) => this.#event(r, now)));
     const jobs = await insertJobs(tx, rows);
     await writeOutbox(tx, events);
     const of = new Map(rows.map((r, i) => [r.id, originals[i]!.id]));
@@ -199,14 +241,14 @@ export class JobCommands {
     return jobs.map((j) => ({ ...j, replayOf: of.get(j.id) ?? null }));
   }
 
-  #event(row: NewJobRow, now: Date, traceparent: string | null): Promise<OutboxRow> {
+  #event(row: NewJobRow, now: Date): Promise<OutboxRow> {
     return jobEventOutboxRow(
       this.#o.codec,
       this.#o.jobEventsTopic,
       'SCHEDULED',
       { ...row, version: 1, fence: 1, attempt: 1 },
       now,
-      traceparent,
+      null,
     );
   }
 
@@ -347,9 +389,10 @@ export class JobCommands {
     return job;
   }
 
-  #row(spec: JobSpec): NewJobRow {
+  /** A new job's row, in the trace given (a replay's copy: a new trace of its own). */
+  #row(spec: JobSpec, traceparent: string = traceparentOrNew(null)): NewJobRow {
     const id = newId();
-    return { ...spec, id, routingKey: id, shard: shardOf(id, this.#o.jobEventPartitions) };
+    return { ...spec, id, routingKey: id, shard: shardOf(id, this.#o.jobEventPartitions), traceparent };
   }
 
   #now(): Date {

@@ -6,6 +6,7 @@ import {
   occurrencesAfter,
   planMisfires,
   selectMissedRuns,
+  traceparentOrNew,
   type Cursor,
   type Job,
   type Occurrence,
@@ -96,6 +97,8 @@ export function occurrenceJobRow(
       kind: run.kind,
       misfireAfter: run.misfireAfter === null ? null : new Date(run.misfireAfter),
     },
+    // Set by createRuns: the request's trace context, or a new trace per run.
+    traceparent: null,
   };
 }
 
@@ -127,7 +130,9 @@ export async function createRuns(
     };
   });
   const recorded = await insertOccurrences(tx, ledger);
-  const fresh = runs.map((r) => r.row).filter((r) => recorded.has(r.occurrence?.occurrenceId ?? ''));
+  const fresh = runs
+    .filter((r) => recorded.has(r.row.occurrence?.occurrenceId ?? ''))
+    .map((r) => ({ ...r.row, traceparent: r.row.traceparent ?? traceparentOrNew(traceparent) }));
   const created = await insertJobs(tx, fresh);
   const events: OutboxRow[] = [];
   for (const r of fresh) {

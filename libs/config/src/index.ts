@@ -18,3 +18,4 @@ export { apiEnv, httpAuthEnv, type ApiEnv, type HttpAuthEnv } from './api-env.js
 export { canaryEnv, type CanaryEnv } from './canary-env.js';
 export { watchdogEnv, type WatchdogEnv } from './watchdog-env.js';
 export { scheduleSlaEnv, type ScheduleSlaEnv } from './schedule-sla-env.js';
+export { tracingEnv, type TracingEnv } from './tracing-env.js';

@@ -39,3 +39,5 @@ export * from './job-search.js';
 export * from './zod-errors.js';
 export * from './storable.js';
 export * from './canary.js';
+export * from './trace-context.js';
+export * from './hop-spans.js';

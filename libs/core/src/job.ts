@@ -56,6 +56,11 @@ export interface Job extends JobSpec {
   readonly replayOf: string | null;
   /** For a run of a recurring schedule: which schedule and occurrence (absent or null otherwise). */
   readonly occurrence?: JobOccurrence | null;
+  /**
+   * W3C `traceparent` the job was created in (or Kairos started for it), kept for every attempt;
+   * null for jobs created before Kairos kept one.
+   */
+  readonly traceparent?: string | null;
 }
 
 /** The schedule occurrence a job runs. */

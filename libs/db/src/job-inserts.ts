@@ -37,6 +37,7 @@ const JOB_COLUMNS = [
   ['occurrence_at', 'timestamptz'],
   ['occurrence_kind', 'text'],
   ['misfire_after', 'timestamptz'],
+  ['traceparent', 'text'],
 ] as const;
 
 const OUTBOX_COLUMNS = [
@@ -85,6 +86,7 @@ function jobParams(rows: readonly NewJobRow[]): unknown[] {
     rows.map((r) => r.occurrence?.occurrenceAt ?? null),
     rows.map((r) => r.occurrence?.kind ?? null),
     rows.map((r) => r.occurrence?.misfireAfter ?? null),
+    rows.map((r) => r.traceparent),
   ];
 }
 

@@ -18,6 +18,8 @@ export interface NewJobRow {
   readonly shard: number;
   /** A run of a recurring schedule: its occurrence, and when it misfires if still waiting. */
   readonly occurrence?: NewOccurrenceJob;
+  /** W3C trace context the job keeps for every attempt (see traceparentOrNew). */
+  readonly traceparent: string | null;
 }
 
 export interface NewOccurrenceJob extends JobOccurrence {
@@ -75,6 +77,8 @@ export interface JobDbRow {
   occurrence_id?: string | null;
   occurrence_at?: Date | null;
   occurrence_kind?: string | null;
+  /** Since migration 0013. */
+  traceparent?: string | null;
 }
 
 /**
@@ -112,6 +116,7 @@ export const JOB_ROW_COLUMNS = (
     'occurrence_id',
     'occurrence_at',
     'occurrence_kind',
+    'traceparent',
   ] as const satisfies readonly (keyof JobDbRow)[]
 ).join(', ');
 
@@ -155,6 +160,7 @@ export function toJob(r: JobDbRow): Job {
             kind: r.occurrence_kind ?? 'regular',
           }
         : null,
+    traceparent: r.traceparent ?? null,
   };
 }
 

@@ -20,3 +20,4 @@ export {
   type ScheduleMetrics,
   type ScheduleRunOutcome,
 } from './schedule-metrics.js';
+export { startOtelExport, type OtelExport, type OtelExportConfig } from './otel-export.js';

@@ -1,4 +1,4 @@
-import { isKairosError } from '@kairos/core';
+import { isKairosError, traceparentOfSpan } from '@kairos/core';
 import type { AttemptRef } from '@kairos/redis';
 import type { TaskDispatchRecord, TaskResultRecord } from '@kairos/schemas';
 import type { Admission } from './admission.js';
@@ -6,6 +6,8 @@ import { AttemptLease, type Heartbeats } from './attempt-lease.js';
 import { taskContext, type Handler } from './context.js';
 import { ZombieWriteSuppressed } from './errors.js';
 import { describeFailure, PermanentError } from './failures.js';
+import { endHandlerSpan, inHandlerSpan, startHandlerSpan } from './handler-span.js';
+import { jobLogger } from './job-logger.js';
 import type { BatchedLeases } from './lease-batches.js';
 import type { WorkerLogger } from './options.js';
 import type { ResultPublisher } from './results.js';
@@ -34,11 +36,21 @@ export interface AttemptRunnerOptions {
   /** Aborted when the worker stops past its shutdown timeout. */
   readonly shutdown: AbortSignal;
   readonly logger: WorkerLogger;
-  readonly onZombie: (err: ZombieWriteSuppressed) => void;
+  /** A superseded attempt found out here (`log`: its logger, lines carry its job and trace). */
+  readonly onZombie: (err: ZombieWriteSuppressed, log: WorkerLogger) => void;
   readonly metrics: WorkerMetrics;
 }
 
 type Claim = 'OK' | 'UNLEASED' | 'RETRY' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
+
+/** One attempt as it runs here: its task, its log lines' context, its trace context. */
+interface Run {
+  readonly d: TaskDispatchRecord;
+  /** Lines carry jobId, fence and traceparent. */
+  readonly log: WorkerLogger;
+  /** The attempt's trace context: its handler span's once started (tracing on), else the task's. */
+  traceparent: string | null;
+}
 
 /**
  * Runs one attempt: admission, lease claim, the handler (its lease renewed meanwhile), the result
@@ -55,18 +67,24 @@ export class AttemptRunner {
   /** Runs the attempt; `handlerDone` is called once its handler returned (the slot is free then). */
   async run(task: Task, handlerDone: () => void = () => undefined): Promise<RunOutcome> {
     const d = task.dispatch;
+    const log = jobLogger(this.#o.logger, {
+      jobId: d.job_id,
+      fence: d.fence,
+      ...(task.traceparent !== null && { traceparent: task.traceparent }),
+    });
+    const run: Run = { d, log, traceparent: task.traceparent };
     if (!this.#o.admission.admit(d.job_type, d.attempt)) {
       // The breaker is open (or slowly starting) or the retry budget is spent: not now. The task
       // waits here and asks again; it is not run, so it uses none of the job's attempts.
       return { againInMs: ADMISSION_RETRY_MS };
     }
     const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version };
-    const claim = await this.#claim(ref);
+    const claim = await this.#claim(ref, log);
     if (claim === 'RETRY') return { againInMs: CLAIM_RETRY_MS };
     if (claim !== 'OK' && claim !== 'UNLEASED') {
       // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done, or
       // running on another worker: nothing to run here.
-      this.#o.logger.info({ jobId: d.job_id, fence: d.fence, claim }, 'task discarded');
+      log.info({ claim }, 'task discarded');
       return { end: 'done' };
     }
     const attempt = new AbortController();
@@ -75,17 +93,17 @@ export class AttemptRunner {
       heartbeats: this.#o.heartbeats,
       onStop: (reason) => {
         attempt.abort(reason);
-        if (reason instanceof ZombieWriteSuppressed) this.#o.onZombie(reason);
+        if (reason instanceof ZombieWriteSuppressed) this.#o.onZombie(reason, log);
       },
       onError: (err) => {
         this.#o.metrics.renewalFailed();
-        this.#o.logger.warn({ err, jobId: d.job_id }, 'lease renewal failed');
+        log.warn({ err }, 'lease renewal failed');
       },
     });
     lease.start();
     const startedAt = Date.now();
-    this.#reportStart(d, startedAt);
-    const error = await this.#execute(d, lease, attempt);
+    this.#reportStart(run, startedAt);
+    const error = await this.#execute(run, lease, attempt);
     handlerDone();
     if (this.#o.shutdown.aborted && error !== null && !lease.stopped) {
       // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
@@ -93,10 +111,10 @@ export class AttemptRunner {
       await lease.release(false).catch(() => undefined);
       return { end: 'abandoned' };
     }
-    return this.#finish(d, lease, error, startedAt);
+    return this.#finish(run, lease, error, startedAt);
   }
 
-  async #claim(ref: AttemptRef): Promise<Claim> {
+  async #claim(ref: AttemptRef, log: WorkerLogger): Promise<Claim> {
     try {
       return await this.#o.leases.claim(ref);
     } catch (err) {
@@ -104,22 +122,23 @@ export class AttemptRunner {
         // Redis is out of memory: the delay tier runs those partitions from PostgreSQL, and the
         // job must not wait for memory. It runs without a lease (no reaping, no zombie check);
         // the tracker still fences its result by the job's current fence.
-        this.#o.logger.warn({ jobId: ref.jobId }, 'Redis out of memory: running the attempt without a lease');
+        log.warn({}, 'Redis out of memory: running the attempt without a lease');
         return 'UNLEASED';
       }
       // No lease, no run yet: Redis is unreachable (a restart, a failover). The task waits here
       // and claims again shortly.
-      this.#o.logger.warn({ err, jobId: ref.jobId }, 'could not claim the attempt yet; retrying');
+      log.warn({ err }, 'could not claim the attempt yet; retrying');
       return 'RETRY';
     }
   }
 
-  /** Runs the handler; returns the failure it ended with, or null. */
+  /** Runs the handler (in its span when tracing is on); returns the failure it ended with, or null. */
   async #execute(
-    d: TaskDispatchRecord,
+    run: Run,
     lease: AttemptLease,
     attempt: AbortController,
   ): Promise<TaskResultRecord['error']> {
+    const d = run.d;
     const handler = this.#o.handlers.get(d.job_type);
     if (!handler) {
       this.#o.metrics.handled(d.job_type, NO_HANDLER, 0);
@@ -134,16 +153,28 @@ export class AttemptRunner {
     const onShutdown = () => attempt.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
     let error: TaskResultRecord['error'] = null;
+    const span = startHandlerSpan(d, run.traceparent);
+    if (span) run.traceparent = traceparentOfSpan(span);
     const started = performance.now();
     try {
-      await handler(
-        JSON.parse(d.payload) as unknown,
-        taskContext(d, attempt.signal, () => lease.renew()),
-      );
+      const ctx = taskContext(d, attempt.signal, () => lease.renew(), run);
+      await inHandlerSpan(span, () => handler(JSON.parse(d.payload) as unknown, ctx));
     } catch (err) {
       error = describeFailure(err);
     } finally {
       shutdown.removeEventListener('abort', onShutdown);
+    }
+    endHandlerSpan(span, error);
+    if (error !== null) {
+      run.log.warn(
+        {
+          attempt: d.attempt,
+          errorClass: error.error_class,
+          failureClass: error.failure_class,
+          error: error.message,
+        },
+        'handler failed',
+      );
     }
     this.#o.metrics.handled(d.job_type, error?.failure_class ?? 'succeeded', performance.now() - started);
     if (!lease.stopped && !shutdown.aborted) {
@@ -160,10 +191,10 @@ export class AttemptRunner {
    * handler: the report is informational, the result that follows is what counts. Both go through
    * one producer keyed by job id, so the start never lands after its result.
    */
-  #reportStart(d: TaskDispatchRecord, startedAt: number): void {
+  #reportStart(run: Run, startedAt: number): void {
     this.#o.results
-      .publish(this.#record(d, 'STARTED', null, startedAt, startedAt))
-      .catch((err: unknown) => this.#o.logger.warn({ err, jobId: d.job_id }, 'start report not published'));
+      .publish(this.#record(run.d, 'STARTED', null, startedAt, startedAt), run.traceparent)
+      .catch((err: unknown) => run.log.warn({ err }, 'start report not published'));
   }
 
   #record(
@@ -193,25 +224,23 @@ export class AttemptRunner {
 
   /** Publishes the result, then releases the lease; the task ends once its result is durable. */
   async #finish(
-    d: TaskDispatchRecord,
+    run: Run,
     lease: AttemptLease,
     error: TaskResultRecord['error'],
     startedAt: number,
   ): Promise<RunOutcome> {
-    const result = this.#record(d, error ? 'FAILED' : 'SUCCEEDED', error, startedAt, Date.now());
+    const result = this.#record(run.d, error ? 'FAILED' : 'SUCCEEDED', error, startedAt, Date.now());
     try {
       // Published even by a zombie: the tracker suppresses it (stale fence) and counts it.
-      await this.#o.results.publish(result);
+      await this.#o.results.publish(result, run.traceparent);
     } catch (err) {
       // Not durable: the lease is given up and the attempt runs again here shortly (or on the
       // partition's next owner): at least once.
-      this.#o.logger.error({ err, jobId: d.job_id }, 'result not published; the task will run again');
+      run.log.error({ err }, 'result not published; the task will run again');
       await lease.release(false).catch(() => undefined);
       return { againInMs: PUBLISH_RETRY_MS };
     }
-    await lease
-      .release(true)
-      .catch((err: unknown) => this.#o.logger.warn({ err, jobId: d.job_id }, 'lease release failed'));
+    await lease.release(true).catch((err: unknown) => run.log.warn({ err }, 'lease release failed'));
     return { end: 'done' };
   }
 }

@@ -1,4 +1,5 @@
 import type { TaskDispatchRecord } from '@kairos/schemas';
+import type { WorkerLogger } from './options.js';
 
 /** What a handler knows about the attempt it runs. */
 export interface TaskContext {
@@ -22,6 +23,14 @@ export interface TaskContext {
   /** Version of the job this attempt was dispatched at. */
   readonly version: number;
   /**
+   * W3C `traceparent` of this attempt: the handler's span when an OpenTelemetry SDK records it,
+   * else the task's. Its trace id is the job's, the same for every attempt: pass it on to the
+   * calls the handler makes. Null only for a task dispatched without one (an older delay tier).
+   */
+  readonly traceparent: string | null;
+  /** The worker's logger for this attempt: every line carries jobId, fence and traceparent. */
+  readonly log: WorkerLogger;
+  /**
    * Aborted when the job is cancelled (reason: JobCancelled), when this worker turns out to be a
    * zombie (reason: ZombieWriteSuppressed), or when the worker stops past its shutdown timeout.
    */
@@ -34,6 +43,7 @@ export function taskContext(
   d: TaskDispatchRecord,
   signal: AbortSignal,
   heartbeat: () => Promise<void>,
+  trace: { readonly traceparent: string | null; readonly log: WorkerLogger },
 ): TaskContext {
   return {
     jobId: d.job_id,
@@ -50,6 +60,8 @@ export function taskContext(
     deadlineAt: d.deadline_at === null ? null : new Date(d.deadline_at),
     dispatchedAt: new Date(d.dispatched_at),
     version: d.version,
+    traceparent: trace.traceparent,
+    log: trace.log,
     signal,
     heartbeat,
   };

@@ -9,11 +9,16 @@ import {
 } from '@kairos/kafka';
 import type { Registry } from 'prom-client';
 
-/** Minimal logger interface (pino, console-like adapters and the like fit it). */
+/**
+ * Minimal logger interface (pino, console-like adapters and the like fit it). Lines about a job
+ * carry jobId, fence and traceparent: through `child` when the logger has it (pino), else merged
+ * into each line.
+ */
 export interface WorkerLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  child?(bindings: Record<string, unknown>): WorkerLogger;
 }
 
 export interface WorkerOptions {

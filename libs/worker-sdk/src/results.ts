@@ -23,7 +23,8 @@ export class ResultPublisher {
     });
   }
 
-  async publish(result: TaskResultRecord): Promise<void> {
+  /** Publishes a result; `traceparent` (the attempt's) goes along as its header. */
+  async publish(result: TaskResultRecord, traceparent: string | null): Promise<void> {
     const value = await this.#codec.encode(this.#topic, SCHEMAS.taskResult, result);
     return this.#batch.add({
       key: result.job_id,
@@ -35,6 +36,7 @@ export class ResultPublisher {
         [HEADERS.fence]: String(result.fence),
         [HEADERS.attempt]: String(result.attempt),
         [HEADERS.dueAt]: String(result.due_at),
+        ...(traceparent !== null && { [HEADERS.traceparent]: traceparent }),
       },
     });
   }

@@ -3,6 +3,8 @@ import type { TaskDispatchRecord } from '@kairos/schemas';
 /** A task taken from its partition. */
 export interface Task {
   readonly dispatch: TaskDispatchRecord;
+  /** The task message's W3C trace context (null: none, or malformed). */
+  readonly traceparent: string | null;
   /** Its partition's state here: once revoked, a task not started yet is left to the next owner. */
   readonly source: { readonly revoked: boolean };
   readonly offset: string;

@@ -1,9 +1,11 @@
-import { CANARY_TYPE, isKairosError, LifecycleService } from '@kairos/core';
+import { CANARY_TYPE, isKairosError, LifecycleService, validTraceparent } from '@kairos/core';
 import {
   AvroCodec,
   createKafka,
   createRegistryClient,
   HandoffConsumer,
+  headerString,
+  HEADERS,
   topicNames,
   type Assignment,
 } from '@kairos/kafka';
@@ -19,7 +21,12 @@ import type { Handler } from './context.js';
 import type { ZombieWriteSuppressed } from './errors.js';
 import { BatchedLeases } from './lease-batches.js';
 import { OffsetCommits } from './offset-commits.js';
-import { compileWorkerOptions, type CompiledWorkerOptions, type WorkerOptions } from './options.js';
+import {
+  compileWorkerOptions,
+  type CompiledWorkerOptions,
+  type WorkerLogger,
+  type WorkerOptions,
+} from './options.js';
 import { ResultPublisher } from './results.js';
 import { TaskPool, type Task, type TaskEnd } from './task-pool.js';
 import { createWorkerMetrics, NO_WORKER_METRICS, type WorkerMetrics } from './worker-metrics.js';
@@ -147,7 +154,7 @@ export class Worker extends LifecycleService {
       results: new ResultPublisher(this.#producer, this.#codec, topicNames(o.topicPrefix).taskResults),
       shutdown: this.#abort.signal,
       logger: o.logger,
-      onZombie: (err) => this.#zombie(err),
+      onZombie: (err, log) => this.#zombie(err, log),
       metrics: this.#metrics,
     });
     return new TaskPool<TakenTask>({
@@ -156,7 +163,15 @@ export class Worker extends LifecycleService {
       onEnd: (task, end) => this.#taskEnded(task, end),
       onEarlyChange: () => this.#backpressure(),
       onError: (err, task) =>
-        o.logger.error({ err, jobId: task.dispatch.job_id }, 'task failed unexpectedly; retrying'),
+        o.logger.error(
+          {
+            err,
+            jobId: task.dispatch.job_id,
+            fence: task.dispatch.fence,
+            traceparent: task.traceparent ?? undefined,
+          },
+          'task failed unexpectedly; retrying',
+        ),
     });
   }
 
@@ -251,7 +266,8 @@ export class Worker extends LifecycleService {
         return;
       }
     }
-    const task: TakenTask = { dispatch, source: w, offset: message.offset };
+    const traceparent = validTraceparent(headerString(message.headers, HEADERS.traceparent));
+    const task: TakenTask = { dispatch, source: w, offset: message.offset, traceparent };
     let end: (done: boolean) => void = () => undefined;
     const done = new Promise<boolean>((r) => (end = r));
     this.#attempts.set(key, { task, done, end });
@@ -338,10 +354,10 @@ export class Worker extends LifecycleService {
   };
 
   /** This worker's attempt was superseded: count it and, by default, leave gracefully. */
-  #zombie(err: ZombieWriteSuppressed): void {
+  #zombie(err: ZombieWriteSuppressed, log: WorkerLogger): void {
     this.#zombies++;
     this.#metrics.zombie();
-    this.#o.logger.error({ err, jobId: err.jobId, fence: err.fence }, 'ZombieWriteSuppressed');
+    log.error({ err }, 'ZombieWriteSuppressed');
     if (this.#o.onZombie === 'shutdown' && !this.#stopping) {
       this.stop().catch((e: unknown) => this.#o.logger.error({ err: e }, 'shutdown after zombie failed'));
     }

@@ -3,7 +3,12 @@ import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { TaskPool, type RunOutcome, type Task, type TaskEnd } from '../src/task-pool.js';
 
 function task(id: string, dueAt = 0, source = { revoked: false }): Task {
-  return { dispatch: { job_id: id, due_at: dueAt } as TaskDispatchRecord, source, offset: id };
+  return {
+    dispatch: { job_id: id, due_at: dueAt } as TaskDispatchRecord,
+    source,
+    offset: id,
+    traceparent: null,
+  };
 }
 
 /** A pool whose runs last until released by hand. */
