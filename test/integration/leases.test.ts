@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { partitionKeys } from '@kairos/redis';
 import { fencedEffectsTableSql } from '@kairos/worker-sdk';
 import { expect, test } from 'vitest';
 import type { Namespace } from '../support/namespace.js';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
+import { sumOf } from '../support/prom-text.js';
 import { workerProcessEnv } from '../support/worker-env.js';
 
 const LEASE_MS = 2000;
@@ -127,6 +129,68 @@ test('a worker SIGKILLed mid-handler: its lease expires, the job is dispatched a
   });
   // The fence-1 task, redelivered to the rescuer, was discarded (its attempt was reaped).
   expect(rescuer.lines.filter((l) => l.startsWith(`START ${id} 1`))).toEqual([]);
+});
+
+test('a worker SIGKILLed mid-handler after Redis lost its lease: the reaper cannot see it, the watchdog fails it and it runs again', async () => {
+  const ns = await useNamespace('lease-lost');
+  const p = await startPipeline(ns, {
+    delayTier: { reapIntervalMs: 250 },
+    watchdog: { intervalMs: 250, runningTimeoutMs: 1000 },
+  });
+  const doomed = startWorkerProcess(ns);
+  await doomed.waitFor(/^READY$/);
+  const [lost, kept] = await p.commands.createJobs([
+    { tenant: 'acme', type: 'lease.work', resource_class: 'default', payload: { ms: 60_000, retryMs: 200 } },
+    { tenant: 'acme', type: 'lease.work', resource_class: 'default', payload: { ms: 6000 } },
+  ]);
+  const id = lost!.job.id;
+  await doomed.waitFor(new RegExp(`^START ${id} 1$`));
+  await doomed.waitFor(new RegExp(`^START ${kept!.job.id} 1$`));
+  // Its start is recorded (a task's START comes before its report reaches the tracker).
+  await eventually('the job to be RUNNING', async () => (await p.commands.getJob(id)).state === 'RUNNING');
+  // Redis loses the attempt's lease and record, then its worker dies: nothing will ever expire.
+  const redis = ns.redis();
+  const k = partitionKeys('', lost!.job.shard);
+  doomed.child.kill('SIGSTOP');
+  await redis.zrem(k.leases, id);
+  await redis.del(k.attempt(id));
+  await redis.quit();
+  doomed.child.kill('SIGKILL');
+  await doomed.exited;
+  const killedAt = Date.now();
+  // No worker holds it now (a redelivered task would be claimed afresh by a new worker): only the
+  // watchdog can tell that attempt 1 is gone.
+  await eventually(
+    'the watchdog to fail the lost attempt',
+    async () =>
+      sumOf(await p.tracker.metrics.text(), 'kairos_watchdog_repairs_total', {
+        kind: 'running_without_lease',
+      }) === 1,
+    30_000,
+  );
+  console.log(
+    `[watchdog] lease lost + worker killed → attempt failed by the watchdog ${Date.now() - killedAt} ms later`,
+  );
+
+  const rescuer = startWorkerProcess(ns);
+  await rescuer.waitFor(/^READY$/);
+  await rescuer.waitFor(new RegExp(`^DONE ${id} 2$`), 60_000);
+  await eventually('the job to succeed', async () => (await p.commands.getJob(id)).state === 'SUCCEEDED');
+  expect((await attempts(p, id)).find((a) => a.fence === 1)).toMatchObject({
+    outcome: 'FAILED',
+    error_class: 'LeaseExpired',
+  });
+  // The other job kept its lease: the reaper took it as usual, the watchdog did not.
+  await eventually(
+    'the other job to succeed',
+    async () => (await p.commands.getJob(kept!.job.id)).state === 'SUCCEEDED',
+    60_000,
+  );
+  expect(
+    sumOf(await p.tracker.metrics.text(), 'kairos_watchdog_findings_total', {
+      kind: 'running_without_lease',
+    }),
+  ).toBe(1);
 });
 
 test('cancel: a queued task is discarded before it runs; a running handler is aborted within a heartbeat', async () => {

@@ -10,6 +10,7 @@ import {
   stalledSchedules,
   writeOutbox,
   type Pool,
+  type ScanCursor,
 } from '@kairos/db';
 import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
 import type { Logger, WatchMetrics, WatchdogFinding } from '@kairos/observability';
@@ -36,6 +37,13 @@ export interface CheckDeps {
   readonly batch: number;
 }
 
+/** Where each scan continues next round (null: from its start), so a long list is seen whole over rounds. */
+export interface ScanCursors {
+  overdue: ScanCursor | null;
+  queued: ScanCursor | null;
+  running: ScanCursor | null;
+}
+
 /** Ids to log with a finding: enough to look up, never a flood. */
 const SAMPLE = 10;
 
@@ -48,14 +56,11 @@ function byShard(jobs: readonly Job[]): Map<number, Job[]> {
 /** Jobs among `jobs` for which `has` (per shard, one Redis read) says false. */
 async function missing(
   jobs: readonly Job[],
-  has: (shard: number, ids: readonly string[]) => Promise<boolean[]>,
+  has: (shard: number, group: readonly Job[]) => Promise<boolean[]>,
 ): Promise<Job[]> {
   const out: Job[] = [];
   for (const [shard, group] of byShard(jobs)) {
-    const held = await has(
-      shard,
-      group.map((j) => j.id),
-    );
+    const held = await has(shard, group);
     group.forEach((j, i) => {
       if (!held[i]) out.push(j);
     });
@@ -75,8 +80,8 @@ function report(
 }
 
 /**
- * SCHEDULED jobs past due + grace that no hot set holds (waiting or in flight): Redis lost their
- * entries while the partition's epoch stayed, so no rebuild brings them back and no one would
+ * SCHEDULED jobs past due + grace that no hot set holds (waiting or in flight): Redis lost some of
+ * their entries while the partition's epoch stayed, so no rebuild brings them back and no one would
  * dispatch them. Each is re-entered through its partition's owner: a JobReentered event on
  * kairos.job-events, applied under the owner's epoch, added only if still absent, and dispatched
  * only if PostgreSQL still has it SCHEDULED at that version: idempotent and epoch-fenced.
@@ -86,11 +91,23 @@ export async function reenterLostJobs(
   d: CheckDeps,
   recent: Map<string, number>,
   nowMs: number,
+  cursors: ScanCursors,
 ): Promise<number> {
-  const overdue = await overdueScheduledJobs(d.pool, d.shards, d.graceMs, d.batch);
+  const { jobs: overdue, next } = await overdueScheduledJobs(
+    d.pool,
+    d.shards,
+    d.graceMs,
+    d.batch,
+    cursors.overdue,
+  );
+  cursors.overdue = next;
   const absent = await missing(
     overdue.filter((j) => (recent.get(j.id) ?? 0) <= nowMs),
-    (shard, ids) => d.hot.holds(shard, ids),
+    (shard, group) =>
+      d.hot.holds(
+        shard,
+        group.map((j) => ({ jobId: j.id, resourceClass: j.resourceClass, tenant: j.tenantId })),
+      ),
   );
   if (absent.length === 0) return 0;
   // Read again: a job dispatched between the two reads left the hot set legitimately.
@@ -127,8 +144,19 @@ export async function reenterLostJobs(
  * again would only add a duplicate behind the first; the cause (no worker of the class, a
  * consumer far behind) is what the canary and the consumer lag show.
  */
-export async function findStuckQueued(d: CheckDeps, reported: Set<string>): Promise<number> {
-  const stuck = await idleLiveJobs(d.pool, 'QUEUED', d.queuedTimeoutMs, d.batch);
+export async function findStuckQueued(
+  d: CheckDeps,
+  reported: Set<string>,
+  cursors: ScanCursors,
+): Promise<number> {
+  const { jobs: stuck, next } = await idleLiveJobs(
+    d.pool,
+    'QUEUED',
+    d.queuedTimeoutMs,
+    d.batch,
+    cursors.queued,
+  );
+  cursors.queued = next;
   const fresh = stuck.filter((j) => !reported.has(`${j.id}:${j.fence}`));
   for (const j of fresh) reported.add(`${j.id}:${j.fence}`);
   report(d, 'stuck_queued', fresh, 'watchdog: QUEUED jobs no worker started within the timeout');
@@ -136,31 +164,60 @@ export async function findStuckQueued(d: CheckDeps, reported: Set<string>): Prom
 }
 
 /**
- * RUNNING jobs older than the timeout whose lease Redis no longer holds (lost with its keys), so
- * the reaper will never see it expire. Each gets the reaper's verdict: a failed, ambiguous
- * result on kairos.task-results for its fence, under the partition's current epoch; the tracker
- * applies it only if that attempt is still the job's current one.
+ * RUNNING jobs older than the timeout whose lease Redis no longer holds, with no sign that the
+ * attempt ended (lost with its keys), so the reaper will never see it expire. Each gets the
+ * reaper's verdict: a failed, ambiguous result on kairos.task-results for its fence, under the
+ * partition's current epoch; the tracker applies it only if that attempt is still the job's
+ * current one. Skipped while Redis is full: workers then run attempts unleased on purpose.
  */
-export async function failLeaselessRunning(d: CheckDeps, nowMs: number): Promise<number> {
-  const running = await idleLiveJobs(d.pool, 'RUNNING', d.runningTimeoutMs, d.batch);
-  const lost = await missing(running, (shard, ids) => d.leases.held(shard, ids));
-  report(d, 'running_without_lease', lost, 'watchdog: RUNNING jobs without a lease; failing their attempts');
+export async function failLeaselessRunning(
+  d: CheckDeps,
+  nowMs: number,
+  cursors: ScanCursors,
+): Promise<number> {
+  const { jobs: running, next } = await idleLiveJobs(
+    d.pool,
+    'RUNNING',
+    d.runningTimeoutMs,
+    d.batch,
+    cursors.running,
+  );
+  cursors.running = next;
+  if (running.length === 0 || (await d.leases.full())) return 0;
+  const lost: { job: Job; workerId: string }[] = [];
+  for (const [shard, group] of byShard(running)) {
+    const states = await d.leases.attemptStates(
+      shard,
+      group.map((j) => ({ jobId: j.id, shard, fence: j.fence, version: j.version })),
+    );
+    group.forEach((job, i) => {
+      const st = states[i];
+      if (st?.state === 'lost') lost.push({ job, workerId: st.workerId ?? 'unknown' });
+    });
+  }
+  report(
+    d,
+    'running_without_lease',
+    lost.map((l) => l.job),
+    'watchdog: RUNNING jobs without a lease; failing their attempts',
+  );
   if (lost.length === 0 || !d.producer) return 0;
+  const epochs = new Map<number, number>();
   const messages = [];
-  for (const j of lost) {
-    const epoch = (await partitionOwner(d.pool, j.shard))?.epoch ?? 0;
+  for (const { job, workerId } of lost) {
+    if (!epochs.has(job.shard)) epochs.set(job.shard, (await partitionOwner(d.pool, job.shard))?.epoch ?? 0);
     const result = lostAttemptResult(
-      j,
-      epoch,
-      'unknown',
-      `lease lost: attempt ${j.attempt} has no lease`,
+      job,
+      epochs.get(job.shard) ?? 0,
+      workerId,
+      `lease lost: attempt ${job.attempt} has no lease`,
       nowMs,
     );
     messages.push({
-      key: j.id,
+      key: job.id,
       value: await d.codec.encode(d.topics.taskResults, SCHEMAS.taskResult, result),
       // In the job's trace, as a worker's result would be.
-      ...(j.traceparent && { headers: { [HEADERS.traceparent]: j.traceparent } }),
+      ...(job.traceparent && { headers: { [HEADERS.traceparent]: job.traceparent } }),
     });
   }
   await d.producer.send({ topic: d.topics.taskResults, acks: -1, messages });

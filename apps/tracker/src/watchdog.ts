@@ -6,6 +6,7 @@ import {
   nudgeStalledSchedules,
   reenterLostJobs,
   type CheckDeps,
+  type ScanCursors,
 } from './watchdog-checks.js';
 
 export interface WatchdogOptions extends Omit<
@@ -53,6 +54,7 @@ export class Watchdog extends LifecycleService {
   readonly #loop: PollLoop;
   readonly #reentered = new Map<string, number>();
   readonly #reportedQueued = new Set<string>();
+  readonly #cursors: ScanCursors = { overdue: null, queued: null, running: null };
   #outboxStalled = false;
 
   constructor(options: WatchdogOptions) {
@@ -90,9 +92,15 @@ export class Watchdog extends LifecycleService {
     for (const [id, until] of this.#reentered) if (until <= now) this.#reentered.delete(id);
     if (this.#reportedQueued.size > 100_000) this.#reportedQueued.clear();
     const round: WatchdogRound = {
-      reentered: await this.#check('lost_scheduled', () => reenterLostJobs(this.#d, this.#reentered, now)),
-      stuckQueued: await this.#check('stuck_queued', () => findStuckQueued(this.#d, this.#reportedQueued)),
-      leaselessFailed: await this.#check('running_without_lease', () => failLeaselessRunning(this.#d, now)),
+      reentered: await this.#check('lost_scheduled', () =>
+        reenterLostJobs(this.#d, this.#reentered, now, this.#cursors),
+      ),
+      stuckQueued: await this.#check('stuck_queued', () =>
+        findStuckQueued(this.#d, this.#reportedQueued, this.#cursors),
+      ),
+      leaselessFailed: await this.#check('running_without_lease', () =>
+        failLeaselessRunning(this.#d, now, this.#cursors),
+      ),
       schedulesNudged: await this.#check('schedule_not_generated', () => nudgeStalledSchedules(this.#d)),
     };
     this.#checkOutbox();

@@ -11,7 +11,7 @@ export const LEASE_EXPIRED = 'LeaseExpired';
  * or the dead-letter topic; the lost worker, should it wake up, is a zombie.
  */
 export function lostAttemptResult(
-  job: Pick<Job, 'id' | 'tenantId' | 'attempt' | 'fence' | 'shard' | 'dueAt' | 'dispatchedAt'>,
+  job: Pick<Job, 'id' | 'tenantId' | 'attempt' | 'fence' | 'shard' | 'dueAt' | 'dispatchedAt' | 'startedAt'>,
   epoch: number,
   workerId: string,
   message: string,
@@ -34,7 +34,7 @@ export function lostAttemptResult(
     },
     worker_id: workerId,
     due_at: job.dueAt.getTime(),
-    started_at: (job.dispatchedAt ?? job.dueAt).getTime(),
+    started_at: (job.startedAt ?? job.dispatchedAt ?? job.dueAt).getTime(),
     finished_at: nowMs,
   };
 }

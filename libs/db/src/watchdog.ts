@@ -4,9 +4,31 @@ import { toJob, type JobDbRow } from './jobs.js';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
+/** Where a watchdog scan left off: the last row it returned, in the scan's order. */
+export interface ScanCursor {
+  readonly at: Date;
+  readonly id: string;
+}
+
+/** A page of a watchdog scan, and where the next one starts (null: the scan is through; start over). */
+export interface ScanPage {
+  readonly jobs: Job[];
+  readonly next: ScanCursor | null;
+}
+
+function page(rows: readonly (JobDbRow & { scan_at: Date })[], limit: number): ScanPage {
+  const last = rows.at(-1);
+  return {
+    jobs: rows.map(toJob),
+    next: rows.length === limit && last ? { at: last.scan_at, id: last.id } : null,
+  };
+}
+
 /**
- * SCHEDULED jobs due more than `graceMs` ago (PostgreSQL's clock), oldest first, at most `limit`:
- * a descent of the (shard, due_at) SCHEDULED index per shard over the overdue range only.
+ * SCHEDULED jobs due more than `graceMs` ago (PostgreSQL's clock), after `after` in (due_at, id)
+ * order, at most `limit`: per shard a bounded range of the (shard, due_at) SCHEDULED index
+ * (LATERAL, so each shard stops at `limit`), merged. Scanning on from a cursor across rounds, a
+ * backlog of jobs that are merely late (still in a hot set) cannot hide lost ones behind it.
  * Canaries are left out: a lost canary is what the canary alert is for.
  */
 export async function overdueScheduledJobs(
@@ -14,34 +36,40 @@ export async function overdueScheduledJobs(
   shards: number,
   graceMs: number,
   limit: number,
-): Promise<Job[]> {
-  const r = await db.query<JobDbRow>(
-    `SELECT * FROM jobs
-      WHERE shard = ANY(ARRAY(SELECT generate_series(0, $1::int - 1))) AND state = 'SCHEDULED'
-        AND due_at < now() - $2 * interval '1 ms' AND tenant_id <> $4
-      ORDER BY due_at LIMIT $3`,
-    [shards, graceMs, limit, CANARY_TENANT],
+  after: ScanCursor | null = null,
+): Promise<ScanPage> {
+  const r = await db.query<JobDbRow & { scan_at: Date }>(
+    `SELECT j.*, j.due_at AS scan_at FROM generate_series(0, $1::int - 1) AS s(shard)
+       CROSS JOIN LATERAL (
+         SELECT * FROM jobs
+          WHERE shard = s.shard AND state = 'SCHEDULED' AND due_at < now() - $2 * interval '1 ms'
+            AND tenant_id <> $4 AND ($5::timestamptz IS NULL OR (due_at, id) > ($5::timestamptz, $6::uuid))
+          ORDER BY due_at, id LIMIT $3) j
+      ORDER BY j.due_at, j.id LIMIT $3`,
+    [shards, graceMs, limit, CANARY_TENANT, after?.at ?? null, after?.id ?? null],
   );
-  return r.rows.map(toJob);
+  return page(r.rows, limit);
 }
 
 /**
- * Jobs in `state` (QUEUED or RUNNING) whose last change is older than `idleMs`, oldest first, at
- * most `limit`, from the live index (in-flight jobs only).
+ * Jobs in `state` (QUEUED or RUNNING) whose last change is older than `idleMs`, after `after` in
+ * (updated_at, id) order, at most `limit`, from the live index (in-flight jobs only).
  */
 export async function idleLiveJobs(
   db: Queryable,
   state: 'QUEUED' | 'RUNNING',
   idleMs: number,
   limit: number,
-): Promise<Job[]> {
-  const r = await db.query<JobDbRow>(
-    `SELECT * FROM jobs
+  after: ScanCursor | null = null,
+): Promise<ScanPage> {
+  const r = await db.query<JobDbRow & { scan_at: Date }>(
+    `SELECT *, updated_at AS scan_at FROM jobs
       WHERE state = $1 AND updated_at < now() - $2 * interval '1 ms' AND tenant_id <> $4
-      ORDER BY updated_at LIMIT $3`,
-    [state, idleMs, limit, CANARY_TENANT],
+        AND ($5::timestamptz IS NULL OR (updated_at, id) > ($5::timestamptz, $6::uuid))
+      ORDER BY updated_at, id LIMIT $3`,
+    [state, idleMs, limit, CANARY_TENANT, after?.at ?? null, after?.id ?? null],
   );
-  return r.rows.map(toJob);
+  return page(r.rows, limit);
 }
 
 /** An active schedule whose next run is overdue and that the generator will not look at in time. */

@@ -25,6 +25,13 @@ export interface HotJob {
 
 export type ScheduleOutcome = 'added' | 'ignored' | 'deferred';
 
+/** A job asked about by holds(): where its entries would be. */
+export interface HeldJob {
+  readonly jobId: string;
+  readonly resourceClass: string;
+  readonly tenant: string;
+}
+
 /** One job event for applyEvents: a job to schedule, or its cancellation at a version. */
 export type HotEvent =
   | { readonly kind: 'schedule'; readonly job: HotJob }
@@ -335,22 +342,33 @@ export class HotSet {
   }
 
   /**
-   * Per job id, whether the partition's hot set holds it (waiting or in flight): one pipelined
-   * read, no script, so it works while Redis refuses writes (OOM). The reconciliation watchdog
-   * uses it to tell a job that is late from one that no one will dispatch.
+   * Per job, whether the partition's hot set holds it so that it will be dispatched: in flight,
+   * or waiting with all three entries (its record, its place in its tenant's queue, its tenant in
+   * the class's ready index). One pipelined read, no script, so it works while Redis refuses
+   * writes (OOM). The reconciliation watchdog uses it to tell a job that is late from one no one
+   * will dispatch (a partial loss may take any of the entries).
    */
-  async holds(partition: number, jobIds: readonly string[]): Promise<boolean[]> {
-    if (jobIds.length === 0) return [];
+  async holds(partition: number, jobs: readonly HeldJob[]): Promise<boolean[]> {
+    if (jobs.length === 0) return [];
     const k = this.keys(partition);
     const pipeline = this.#redis.pipeline();
-    for (const id of jobIds) pipeline.hexists(k.jobs, id).zscore(k.inflight, id);
+    for (const j of jobs) {
+      pipeline
+        .zscore(k.inflight, j.jobId)
+        .hexists(k.jobs, j.jobId)
+        .zscore(k.queue(j.resourceClass, j.tenant), j.jobId)
+        .zscore(k.ready(j.resourceClass), j.tenant);
+    }
     const replies = (await pipeline.exec()) ?? [];
-    return jobIds.map((_, i) => {
-      const [hashErr, inHash] = replies[2 * i] ?? [];
-      const [setErr, score] = replies[2 * i + 1] ?? [];
-      const err = hashErr ?? setErr;
+    return jobs.map((_, i) => {
+      const four = replies.slice(4 * i, 4 * i + 4);
+      const err = four.find(([e]) => e)?.[0];
       if (err) throw err;
-      return inHash === 1 || typeof score === 'string';
+      const [inflight, inHash, queued, ready] = four.map(([, v]) => v);
+      return (
+        typeof inflight === 'string' ||
+        (inHash === 1 && typeof queued === 'string' && typeof ready === 'string')
+      );
     });
   }
 

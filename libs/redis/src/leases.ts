@@ -26,6 +26,12 @@ export interface ReapResult {
   readonly nextExpiryMs: number | undefined;
 }
 
+/** What Redis knows of a running attempt (see Leases.attemptStates). */
+export interface AttemptState {
+  readonly state: 'held' | 'finished' | 'lost';
+  readonly workerId: string | undefined;
+}
+
 export type ClaimOutcome = 'OK' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
 export type RenewOutcome = 'OK' | 'CANCELLED' | 'ZOMBIE';
 export type ReleaseOutcome = 'OK' | 'ZOMBIE';
@@ -65,20 +71,36 @@ export class Leases {
   }
 
   /**
-   * Per job id, whether a running attempt of it holds a lease in the partition (one pipelined
-   * read): the watchdog's test for RUNNING jobs whose lease Redis lost.
+   * Per attempt, what Redis knows of it (one pipelined read): `held` (its lease runs), `finished`
+   * (its worker marked it done or released it, or the reaper took it: its result is on its way or
+   * already handled), or `lost` (no lease and no sign of an end: Redis lost the lease with its
+   * keys). With the worker named in its attempt key, if any. The watchdog's test for RUNNING jobs.
    */
-  async held(partition: number, jobIds: readonly string[]): Promise<boolean[]> {
-    if (jobIds.length === 0) return [];
-    const leases = partitionKeys(this.#prefix, partition).leases;
+  async attemptStates(partition: number, attempts: readonly AttemptRef[]): Promise<AttemptState[]> {
+    if (attempts.length === 0) return [];
+    const k = partitionKeys(this.#prefix, partition);
     const pipeline = this.#redis.pipeline();
-    for (const id of jobIds) pipeline.zscore(leases, id);
+    for (const a of attempts) pipeline.zscore(k.leases, a.jobId).get(k.attempt(a.jobId));
     const replies = (await pipeline.exec()) ?? [];
-    return jobIds.map((_, i) => {
-      const [err, score] = replies[i] ?? [];
+    return attempts.map((a, i) => {
+      const [leaseErr, lease] = replies[2 * i] ?? [];
+      const [keyErr, key] = replies[2 * i + 1] ?? [];
+      const err = leaseErr ?? keyErr;
       if (err) throw err;
-      return typeof score === 'string';
+      const m = typeof key === 'string' ? /^(\d+)\|([A-Z]+)\|(.*)$/.exec(key) : null;
+      const workerId = m?.[3];
+      if (typeof lease === 'string') return { state: 'held', workerId };
+      const ended = m !== null && Number(m[1]) >= a.fence && m[2] !== 'RUNNING';
+      return { state: ended ? 'finished' : 'lost', workerId };
     });
+  }
+
+  /** Whether Redis is at its maxmemory (it refuses writes: workers then run attempts unleased). */
+  async full(): Promise<boolean> {
+    const info = await this.#redis.info('memory');
+    const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+    const max = Number(/maxmemory:(\d+)/.exec(info)?.[1] ?? 0);
+    return max > 0 && used >= max;
   }
 
   async claim(a: AttemptRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {

@@ -16,7 +16,8 @@
   ARGV[3] partition key base (queues: <base>:q:<class>:<tenant>, ready index: <base>:ready:<class>)
   ARGV[4] lookahead window, ms: a job due later than Redis TIME + this is deferred
   ARGV[5] mode of the schedules: 'event' ignores a version already seen; 'hydrate' re-adds a version
-          seen but absent (deferred or trimmed earlier; PostgreSQL still holds it SCHEDULED)
+          seen but not held (deferred or trimmed earlier, or some of its entries lost; PostgreSQL
+          still holds it SCHEDULED)
   then 7 per event i, from ARGV[6 + 7*(i-1)]: kind ('S' schedule, 'C' cancel), job id, version,
   due time (ms), dispatch record (JSON), resource class, tenant (the last four empty for a cancel)
   Returns: one integer per event, in order: schedule 1 added, 0 ignored, 2 deferred; cancel
@@ -38,6 +39,16 @@ local function refresh_ready(queue, ready, tenant)
   end
 end
 
+-- Whether the job will be dispatched from here: in flight, or waiting with its record, its place
+-- in its tenant's queue and its tenant in the class's ready index (a partial loss may take any).
+local function held(p, e, queue, ready)
+  if redis.call('ZSCORE', p.inflight, e.id) then
+    return true
+  end
+  return redis.call('HEXISTS', p.jobs, e.id) == 1 and redis.call('ZSCORE', queue, e.id) ~= false
+    and redis.call('ZSCORE', ready, e.tenant) ~= false
+end
+
 --[[
   Puts a job into the hot set, unless a newer version was seen (a reordered or replayed event, a
   cancel), or it is due after now + window (then it stays only in PostgreSQL until the pre-loader
@@ -53,13 +64,13 @@ local function schedule_job(p, e)
   if seen > version then
     return 0
   end
+  local queue = p.base .. ':q:' .. e.class .. ':' .. e.tenant
+  local ready = p.base .. ':ready:' .. e.class
   if seen == version then
-    if e.mode ~= 'hydrate' or redis.call('HEXISTS', p.jobs, e.id) == 1 or redis.call('ZSCORE', p.inflight, e.id) then
+    if e.mode ~= 'hydrate' or held(p, e, queue, ready) then
       return 0
     end
   end
-  local queue = p.base .. ':q:' .. e.class .. ':' .. e.tenant
-  local ready = p.base .. ':ready:' .. e.class
   if tonumber(e.due) > p.now + p.window then
     redis.call('SET', e.version_key, e.version, 'EX', p.ttl)
     -- An older version may still be here (a reschedule moved the job out of the window).
