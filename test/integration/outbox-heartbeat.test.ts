@@ -2,7 +2,7 @@ import { OutboxHeartbeat } from '@kairos/tracker';
 import type { Kafka } from 'kafkajs';
 import { expect, test } from 'vitest';
 import { useNamespace, type Namespace } from '../support/namespace.js';
-import { eventually } from '../support/pipeline.js';
+import { eventually, startPipeline } from '../support/pipeline.js';
 
 // The tracker's follower of the outbox connector's heartbeats on the real Kafka: it reads the
 // newest beat, stops promptly (a stop waits for the fetch in flight), costs about a fetch a second
@@ -95,6 +95,16 @@ test('a heartbeat topic that does not exist: retried, the lag grows, stopping st
   await idle.start();
   await eventually('the lag to be known', () => (idle.lagMs() ?? -1) >= 0);
   expect(await timedStop('follower of a missing topic', () => idle.stop())).toBeLessThan(PROMPT_STOP_MS);
+});
+
+test('a tracker following the heartbeats stops promptly', async () => {
+  const ns = await useNamespace('heartbeat-tracker');
+  const p = await startPipeline(ns, { outboxHeartbeat: {} });
+  await eventually('the outbox lag to be small', async () => {
+    const m = /^kairos_outbox_lag_seconds (\S+)$/m.exec(await p.tracker.metrics.text());
+    return m !== null && Number(m[1]) < 7;
+  });
+  expect(await timedStop('tracker', () => p.tracker.stop())).toBeLessThan(PROMPT_STOP_MS);
 });
 
 test('the heartbeat topic deleted while followed: the tail ends with the consumer error, the follower retries, the lag grows', async () => {
