@@ -7,3 +7,4 @@ export {
 export { Canary, type CanaryOptions, type AlertNotifier } from './canary.js';
 export { alertWebhook } from './alert-webhook.js';
 export { ScheduleSla, type ScheduleSlaOptions } from './schedule-sla.js';
+export { OutboxHeartbeat, type OutboxHeartbeatOptions } from './outbox-heartbeat.js';

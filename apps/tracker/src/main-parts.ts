@@ -1,5 +1,5 @@
 import { JobCommands } from '@kairos/commands';
-import { canaryEnv, intVar, redisOptions, watchdogEnv, type KairosEnv } from '@kairos/config';
+import { redisOptions, type CanaryEnv, type KairosEnv, type WatchdogEnv } from '@kairos/config';
 import { compileJobLimits } from '@kairos/core';
 import { createPool, type Pool } from '@kairos/db';
 import { postgresCheck, runningCheck, startOpsServer } from '@kairos/http';
@@ -17,8 +17,12 @@ interface Part<K extends keyof TrackerOptions> {
 }
 
 /** The canary (KAIROS_CANARY_*): its rows on a pool of their own, not relayed, so Debezium carries them. */
-export function canaryPart(env: KairosEnv, codec: AvroCodec, topics: TopicNames): Part<'canary'> {
-  const canary = canaryEnv();
+export function canaryPart(
+  env: KairosEnv,
+  canary: CanaryEnv,
+  codec: AvroCodec,
+  topics: TopicNames,
+): Part<'canary'> {
   if (canary.intervalMs === 0) return { options: {}, close: () => Promise.resolve() };
   const pool = createPool({
     connectionString: env.pgUrl,
@@ -48,32 +52,19 @@ export function canaryPart(env: KairosEnv, codec: AvroCodec, topics: TopicNames)
 
 /**
  * The watchdog, gauges and outbox heartbeat (KAIROS_WATCHDOG_*, KAIROS_GAUGES_INTERVAL_MS). The
- * watchdog reads the hot sets and leases (never writes them) and reports lost attempts itself.
+ * watchdog reads the hot sets and leases (never writes them) and reports lost attempts itself:
+ * its Redis client and producer exist only when it is on.
  */
 export async function watchPart(
   env: KairosEnv,
+  watch: WatchdogEnv,
   kafka: Kafka,
 ): Promise<Part<'watchdog' | 'gauges' | 'outboxHeartbeat'>> {
-  const watch = watchdogEnv();
-  const redis = createRedis(env.redisUrl, redisOptions(env));
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  const watchdog = watch.intervalMs > 0 ? await watchdogPart(env, watch, kafka) : undefined;
   return {
     options: {
       outboxHeartbeat: {},
-      ...(watch.intervalMs > 0 && {
-        watchdog: {
-          hot: new HotSet(redis),
-          leases: new Leases(redis),
-          producer,
-          shards: env.jobEventPartitions,
-          intervalMs: watch.intervalMs,
-          graceMs: watch.graceMs,
-          queuedTimeoutMs: watch.queuedTimeoutMs,
-          runningTimeoutMs: watch.runningTimeoutMs,
-          outboxStallMs: watch.outboxStallMs,
-        },
-      }),
+      ...(watchdog && { watchdog: watchdog.options }),
       ...(watch.gaugesIntervalMs > 0 && {
         gauges: {
           shards: env.jobEventPartitions,
@@ -81,6 +72,35 @@ export async function watchPart(
           consumerGroups: () => consumerGroups(kafka, `${env.topicPrefix}kairos-`),
         },
       }),
+    },
+    close: () => watchdog?.close() ?? Promise.resolve(),
+  };
+}
+
+async function watchdogPart(
+  env: KairosEnv,
+  watch: WatchdogEnv,
+  kafka: Kafka,
+): Promise<{ options: NonNullable<TrackerOptions['watchdog']>; close(): Promise<void> }> {
+  const redis = createRedis(env.redisUrl, redisOptions(env));
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  try {
+    await producer.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
+  return {
+    options: {
+      hot: new HotSet(redis),
+      leases: new Leases(redis),
+      producer,
+      shards: env.jobEventPartitions,
+      intervalMs: watch.intervalMs,
+      graceMs: watch.graceMs,
+      queuedTimeoutMs: watch.queuedTimeoutMs,
+      runningTimeoutMs: watch.runningTimeoutMs,
+      outboxStallMs: watch.outboxStallMs,
     },
     close: async () => {
       await producer.disconnect();
@@ -93,10 +113,11 @@ export async function watchPart(
 export function metricsServer(
   tracker: Tracker,
   pool: Pool,
+  listen: { readonly host: string; readonly port: number },
 ): Promise<{ url: string; close(): Promise<void> }> {
   return startOpsServer({
-    host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
-    port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
+    host: listen.host,
+    port: listen.port,
     metrics: tracker.metrics,
     checks: [postgresCheck(pool), runningCheck('tracker', tracker)],
   });

@@ -8,6 +8,7 @@ import {
   runMain,
   scheduleSlaEnv,
   tracingEnv,
+  watchdogEnv,
 } from '@kairos/config';
 import { createPool, publishOutboxAfterCommit } from '@kairos/db';
 import { AvroCodec, createKafka, createRegistryClient, startOutboxRelay, topicNames } from '@kairos/kafka';
@@ -33,10 +34,11 @@ runMain(async () => {
   const relay = await startOutboxRelay(kafka, topics, env, log);
   publishOutboxAfterCommit(pool, relay);
   const codec = new AvroCodec(createRegistryClient(registryOptions(env)));
-  const canary = canaryPart(env, codec, topics);
-  const watch = await watchPart(env, kafka);
+  const canaryConfig = canaryEnv();
+  const canary = canaryPart(env, canaryConfig, codec, topics);
+  const watch = await watchPart(env, watchdogEnv(), kafka);
   const sla = scheduleSlaEnv();
-  const webhookUrl = canaryEnv().webhookUrl;
+  const webhookUrl = canaryConfig.webhookUrl;
   const slaNotify = webhookUrl ? { notify: alertWebhook(webhookUrl) } : {};
   const tracker = new Tracker({
     kafka,
@@ -65,7 +67,10 @@ runMain(async () => {
     ...watch.options,
   });
   await tracker.start();
-  const metrics = await metricsServer(tracker, pool);
+  const metrics = await metricsServer(tracker, pool, {
+    host: process.env.KAIROS_TRACKER_METRICS_HOST ?? '127.0.0.1',
+    port: intVar(process.env, 'KAIROS_TRACKER_METRICS_PORT', 58092, 0, 65535),
+  });
   log.info({ metricsUrl: metrics.url }, 'tracker started');
   onShutdown(async () => {
     await metrics.close();

@@ -1,7 +1,11 @@
+import { setTimeout } from 'node:timers/promises';
 import { LifecycleService } from '@kairos/core';
 import { tailTopic } from '@kairos/kafka';
 import { silentLogger, type Logger } from '@kairos/observability';
 import type { Kafka } from 'kafkajs';
+
+/** Longest a fetch of heartbeats waits on the broker, ms: about how long a stop may take. */
+const FETCH_WAIT_MS = 1000;
 
 export interface OutboxHeartbeatOptions {
   readonly kafka: Kafka;
@@ -58,8 +62,9 @@ export class OutboxHeartbeat extends LifecycleService {
         const beats = tailTopic(this.#o.kafka, {
           topic: this.#o.topic,
           start: { from: 'end', last: 1 },
-          // Heartbeats come every few seconds: long polls keep the follower near free while idle.
-          maxWaitMs: 5000,
+          // A stop waits for the fetch in flight (KafkaJS cannot cancel one): the wait of the
+          // apps' group members, a fetch a second while idle, keeps stopping prompt.
+          maxWaitMs: FETCH_WAIT_MS,
           follow: true,
           signal,
         });
@@ -70,10 +75,9 @@ export class OutboxHeartbeat extends LifecycleService {
       } catch (err) {
         this.#log.warn({ err, topic: this.#o.topic }, 'cannot follow the outbox heartbeats; retrying');
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.#o.retryMs ?? 10_000);
-        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      // Stopping ends the tail: no retry to wait for then.
+      if (signal.aborted) return;
+      await setTimeout(this.#o.retryMs ?? 10_000, undefined, { signal }).catch(() => undefined);
     }
   }
 }

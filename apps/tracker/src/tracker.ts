@@ -36,14 +36,15 @@ import { groupMemberConfig, headerString, HEADERS, type AvroCodec, type TopicNam
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
 import type { TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
-import { Canary, type CanaryOptions } from './canary.js';
-import { JobGauges, type JobGaugesOptions } from './job-gauges.js';
-import { OutboxHeartbeat, type OutboxHeartbeatOptions } from './outbox-heartbeat.js';
+import type { Canary, CanaryOptions } from './canary.js';
+import type { JobGaugesOptions } from './job-gauges.js';
+import type { OutboxHeartbeat, OutboxHeartbeatOptions } from './outbox-heartbeat.js';
 import { observeHops } from './result-hops.js';
 import { endRecordSpans, startRecordSpans, type TracedOutcome } from './result-spans.js';
-import { ScheduleGenerator, type ScheduleGeneratorOptions } from './schedule-generator.js';
-import { Watchdog, type WatchdogOptions } from './watchdog.js';
-import { ScheduleSla, type ScheduleSlaOptions } from './schedule-sla.js';
+import type { ScheduleGenerator, ScheduleGeneratorOptions } from './schedule-generator.js';
+import type { ScheduleSla, ScheduleSlaOptions } from './schedule-sla.js';
+import { trackerParts } from './tracker-parts.js';
+import type { Watchdog, WatchdogOptions } from './watchdog.js';
 
 export interface TrackerOptions {
   readonly kafka: Kafka;
@@ -134,6 +135,8 @@ export class Tracker extends LifecycleService {
   readonly watchdog: Watchdog | undefined;
   /** The SLA check of schedules (undefined when turned off). */
   readonly scheduleSla: ScheduleSla | undefined;
+  /** The outbox heartbeat follower (undefined when not configured). */
+  readonly #heartbeat: OutboxHeartbeat | undefined;
   /** The results consumer, then the generator (stopped first). */
   readonly #life: Lifecycle;
   readonly #group: GroupCommit<Reports, true>;
@@ -149,81 +152,28 @@ export class Tracker extends LifecycleService {
         ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       }),
     );
-    this.generator =
-      options.generator === false
-        ? undefined
-        : new ScheduleGenerator({
-            log: this.#log,
-            ...(options.now ? { now: options.now } : {}),
-            ...options.generator,
-            pool: options.pool,
-            codec: options.codec,
-            jobEventsTopic: options.topics.jobEvents,
-            metrics: this.metrics.schedules,
-          });
     const consumer = new Lifecycle('tracker consumer', {
       start: () => this.#startConsumer(),
       stop: () => this.#consumer.disconnect(),
     });
-    this.canary = options.canary
-      ? new Canary({
-          ...options.canary,
-          pool: options.pool,
-          resourceClasses: options.resourceClasses,
-          metrics: this.metrics.canary,
-          log: this.#log,
-        })
-      : undefined;
-    const heartbeat = options.outboxHeartbeat
-      ? new OutboxHeartbeat({
-          ...options.outboxHeartbeat,
-          kafka: options.kafka,
-          topic: options.topics.heartbeat,
-          log: this.#log,
-        })
-      : undefined;
-    if (heartbeat) this.metrics.watch.outboxLagFrom(() => heartbeat.lagMs());
-    this.watchdog = options.watchdog
-      ? new Watchdog({
-          ...(heartbeat && { outboxLagMs: () => heartbeat.lagMs() }),
-          ...options.watchdog,
-          pool: options.pool,
-          codec: options.codec,
-          topics: options.topics,
-          metrics: this.metrics.watch,
-          log: this.#log,
-        })
-      : undefined;
-    const gauges = options.gauges
-      ? new JobGauges({
-          ...options.gauges,
-          pool: options.pool,
-          resourceClasses: options.resourceClasses,
-          metrics: this.metrics.watch,
-          log: this.#log,
-        })
-      : undefined;
-    this.scheduleSla =
-      options.scheduleSla === false
-        ? undefined
-        : new ScheduleSla({
-            ...(options.now ? { now: options.now } : {}),
-            ...options.scheduleSla,
-            pool: options.pool,
-            metrics: this.metrics.schedules,
-            alertActive: this.metrics.canary.alertActive,
-            log: this.#log,
-          });
-    const parts = [
-      consumer,
-      this.generator,
-      this.canary,
-      heartbeat,
-      this.watchdog,
-      gauges,
-      this.scheduleSla,
-    ].filter((p) => p !== undefined);
-    this.#life = serviceGroup('tracker', parts);
+    const parts = trackerParts(options, this.metrics, this.#log);
+    this.generator = parts.generator;
+    this.canary = parts.canary;
+    this.watchdog = parts.watchdog;
+    this.scheduleSla = parts.scheduleSla;
+    this.#heartbeat = parts.heartbeat;
+    this.#life = serviceGroup(
+      'tracker',
+      [
+        consumer,
+        parts.generator,
+        parts.canary,
+        parts.heartbeat,
+        parts.watchdog,
+        parts.gauges,
+        parts.scheduleSla,
+      ].filter((p) => p !== undefined),
+    );
     this.#group = new GroupCommit<Reports, true>(
       {
         write: async (batches) => {
@@ -246,6 +196,10 @@ export class Tracker extends LifecycleService {
   }
 
   protected onStop(): Promise<void> {
+    // The heartbeat follower's stop waits out a fetch in flight, and no part needs it running (the
+    // watchdog only reads its lag): it stops alongside the rest, not before them. The group
+    // still reports its failure.
+    this.#heartbeat?.stop().catch(() => undefined);
     return this.#life.stop();
   }
 

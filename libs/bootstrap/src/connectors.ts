@@ -11,14 +11,15 @@ const FILE_OUTBOX = 'public.outbox';
 
 /**
  * The connector's heartbeat action query (an outbox row every heartbeat interval, so publication
- * lag is known even when idle) aimed at `schema`'s outbox, like its `table.include.list`.
+ * lag is known even when idle) aimed at `schema`'s outbox, like its `table.include.list`: the
+ * setting to change, none when there is no query or it already names that outbox (`public`).
  */
 export function heartbeatQueryFor(
   config: Readonly<Record<string, string>>,
   schema: string,
 ): Record<string, string> {
   const query = config['heartbeat.action.query'];
-  if (query === undefined) return {};
+  if (query === undefined || schema === 'public') return {};
   const table = `"${schema.replaceAll('"', '""')}".outbox`;
   return { 'heartbeat.action.query': query.replaceAll(FILE_OUTBOX, table) };
 }

@@ -1,5 +1,7 @@
+import { resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { targetConnector } from '../src/bootstrap.js';
+import { readConnectorFiles } from '../src/connectors.js';
 
 const FILE = {
   name: 'kairos-outbox',
@@ -56,5 +58,20 @@ describe('the outbox connector aimed at a bootstrap target', () => {
     expect(() => targetConnector(FILE, { ...base, connectPgUrl: 'mysql://db/x' })).toThrow(
       /must be postgres:\/\//,
     );
+  });
+
+  // The production file, whose heartbeat action query writes to the outbox it captures.
+  const real = readConnectorFiles(resolve(import.meta.dirname, '../../../connectors'))[0]!;
+
+  test('aimed at a schema, the heartbeats are written to the outbox it captures', () => {
+    const c = targetConnector(real, { ...base, schema: 'Billing' });
+    expect(c.config['table.include.list']).toBe('Billing.outbox');
+    const q = c.config['heartbeat.action.query'] ?? '';
+    expect(q.split('"Billing".outbox')).toHaveLength(3);
+    expect(q).not.toContain('public.outbox');
+  });
+
+  test('the production file aimed at the default target keeps its heartbeat query as it is', () => {
+    expect(targetConnector(real, base)).toEqual(real);
   });
 });

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import { withAdmin } from './groups.js';
+import { TailBuffer, type TailRecord } from './tail-buffer.js';
+
+export type { TailRecord } from './tail-buffer.js';
 
 /** The topic to read does not exist. */
 export class UnknownTopicError extends Error {
@@ -31,23 +34,6 @@ export interface TailOptions {
    */
   readonly maxWaitMs?: number;
   readonly signal?: AbortSignal;
-}
-
-export interface TailRecord {
-  readonly partition: number;
-  readonly offset: number;
-  readonly timestamp: Date;
-  readonly key: Buffer | null;
-  /** Header values as UTF-8 (a repeated header: its values joined with ", "). */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly value: Buffer | null;
-}
-
-/** Bytes of a header value (KafkaJS gives Buffers, strings or arrays of them). */
-function headerText(v: unknown): string {
-  if (Array.isArray(v)) return v.map(headerText).join(', ');
-  if (Buffer.isBuffer(v)) return v.toString('utf8');
-  return typeof v === 'string' ? v : '';
 }
 
 interface Plan {
@@ -95,100 +81,68 @@ async function planTail(kafka: Kafka, o: TailOptions): Promise<Plan> {
 /**
  * Reads a topic as `tail` reads a file: from a time, an offset, the beginning or the last few
  * records, then stops at the log end (or follows it). A private consumer group that commits
- * nothing and is deleted afterwards, so no application's offsets move.
+ * nothing and is deleted afterwards, so no application's offsets move. A consumer that crashes
+ * ends the tail with its error.
  */
 export async function* tailTopic(kafka: Kafka, o: TailOptions): AsyncGenerator<TailRecord> {
   const { starts, ends } = await planTail(kafka, o);
-  /** Per partition, the offset after the last one fetched, control records included. */
-  const reached = new Map(starts);
-  /** Records of each partition handed over and not yet read. */
-  const queued = new Map([...starts.keys()].map((p) => [p, 0]));
-  // A partition is through when everything before its end was fetched and read: transaction
-  // markers and aborted records are never handed over, so counting read records would not do.
-  const done = (): boolean =>
-    !o.follow && [...reached].every(([p, n]) => n >= (ends.get(p) ?? 0) && queued.get(p) === 0);
-  if (done()) return;
+  const buffer = new TailBuffer(starts, ends, o.follow ?? false);
+  if (buffer.done()) return;
   // Not `kairos-…`: the apps' groups are, and `kairos status` lists those.
   const groupId = `kairos.tail-${randomBytes(6).toString('hex')}`;
   const consumer = kafka.consumer({
     groupId,
     maxWaitTimeInMs: o.maxWaitMs ?? 500,
     allowAutoTopicCreation: false,
+    // A restarted consumer would begin at the log end, not where the tail was: a crash ends the
+    // tail instead, with its error (the topic deleted, say), for the reader to decide.
+    retry: { retries: 5, restartOnFailure: () => Promise.resolve(false) },
   });
-  const queue: TailRecord[] = [];
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let drained: (() => void) | undefined;
-  const poke = () => {
-    wake?.();
-    drained?.();
-    wake = drained = undefined;
-  };
-  const onAbort = () => ((stopped = true), poke());
+  const onAbort = () => buffer.stop();
   o.signal?.addEventListener('abort', onAbort);
-  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-    // A batch that begins at or past the end is not ours (there is none before the seeks apply:
-    // KafkaJS drops fetches of a partition with a seek pending); only the follow case reads there.
-    if (!reached.has(payload.partition) || Number(payload.firstOffset) >= (ends.get(payload.partition) ?? 0))
-      return;
-    const after = Number(payload.lastOffset) + 1;
-    if (after > (reached.get(payload.partition) ?? 0)) reached.set(payload.partition, after);
-    poke();
+  // Aborted while the tail was planned: the listener came too late to hear it.
+  if (o.signal?.aborted) buffer.stop();
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) =>
+    buffer.reached(payload.partition, Number(payload.firstOffset), Number(payload.lastOffset)),
+  );
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    if (!payload.restart) buffer.stop(payload.error);
   });
   try {
-    await consumer.connect();
-    await consumer.subscribe({ topic: o.topic });
-    await consumer.run({
-      autoCommit: false,
-      // Only hands records over; the reader does the rest.
-      eachBatch: async ({ batch, heartbeat }) => {
-        const end = o.follow ? Infinity : (ends.get(batch.partition) ?? 0);
-        if (!starts.has(batch.partition)) return;
-        for (const m of batch.messages) {
-          const offset = Number(m.offset);
-          if (offset >= end) break;
-          queue.push({
-            partition: batch.partition,
-            offset,
-            timestamp: new Date(Number(m.timestamp)),
-            key: m.key,
-            headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, headerText(v)])),
-            value: m.value,
-          });
-          queued.set(batch.partition, (queued.get(batch.partition) ?? 0) + 1);
-        }
-        poke();
-        // Back-pressure: a slow reader holds the fetch loop instead of filling memory, still
-        // heartbeating so the group does not evict this member meanwhile.
-        while (queue.length > 1000 && !stopped) {
-          await Promise.race([
-            new Promise<void>((r) => (drained = r)),
-            new Promise<void>((r) => setTimeout(r, 1000).unref()),
-          ]);
-          await heartbeat();
-        }
-      },
-    });
-    for (const [partition, offset] of starts)
-      consumer.seek({ topic: o.topic, partition, offset: String(offset) });
+    if (!buffer.stopped) await startConsumer(consumer, o.topic, starts, buffer);
     let given = 0;
-    while (!stopped && !done() && (o.limit === undefined || given < o.limit)) {
-      const r = queue.shift();
-      if (queue.length === 0) drained?.();
+    while (!buffer.stopped && !buffer.done() && (o.limit === undefined || given < o.limit)) {
+      const r = buffer.take();
       if (!r) {
-        await new Promise<void>((resolve) => (wake = resolve));
+        await buffer.more();
         continue;
       }
-      queued.set(r.partition, (queued.get(r.partition) ?? 1) - 1);
       given += 1;
       yield r;
     }
+    if (buffer.failure) throw buffer.failure;
   } finally {
     // Releases a fetch held by back-pressure, or disconnect() would wait for it forever.
-    stopped = true;
-    poke();
+    buffer.stop();
     o.signal?.removeEventListener('abort', onAbort);
     await consumer.disconnect();
     await withAdmin(kafka, (admin) => admin.deleteGroups([groupId])).catch(() => undefined);
   }
+}
+
+/** Joins the private group, hands every batch to the buffer, and seeks each partition to its start. */
+async function startConsumer(
+  consumer: Consumer,
+  topic: string,
+  starts: ReadonlyMap<number, number>,
+  buffer: TailBuffer,
+): Promise<void> {
+  await consumer.connect();
+  await consumer.subscribe({ topic });
+  await consumer.run({
+    autoCommit: false,
+    // Only hands records over; the reader does the rest.
+    eachBatch: ({ batch, heartbeat }) => buffer.push(batch, heartbeat),
+  });
+  for (const [partition, offset] of starts) consumer.seek({ topic, partition, offset: String(offset) });
 }
