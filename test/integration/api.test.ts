@@ -109,7 +109,9 @@ async function auditOutbox(p: Pipeline): Promise<void> {
       INSERT INTO ${s}.outbox_audit (id, job_id, type, payload) VALUES (NEW.id, NEW.job_id, NEW.type, NEW.payload);
       RETURN NEW;
     END $$;
-    CREATE TRIGGER outbox_audit AFTER INSERT ON ${s}.outbox FOR EACH ROW EXECUTE FUNCTION ${s}.outbox_audit();
+    -- The connector's heartbeat rows (every few seconds) are not the API's doing.
+    CREATE TRIGGER outbox_audit AFTER INSERT ON ${s}.outbox FOR EACH ROW
+      WHEN (NEW.aggregatetype <> 'heartbeat') EXECUTE FUNCTION ${s}.outbox_audit();
   `);
 }
 

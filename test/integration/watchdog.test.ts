@@ -28,7 +28,8 @@ test('jobs whose hot entries Redis lost (epoch kept) are re-entered by the watch
     delayTier: { lookaheadMs: 600_000, preloadIntervalMs: 120_000, preloadMaxIntervalMs: 120_000 },
   });
   const n = 40;
-  const dueAt = Date.now() + 5000;
+  // Far enough ahead that waiting for the hot set and both event copies ends well before (CI is slow).
+  const dueAt = Date.now() + 15_000;
   const created = await p.commands.createJobs(
     Array.from({ length: n }, (_, i) => ({
       tenant: 'acme',
@@ -68,6 +69,7 @@ test('jobs whose hot entries Redis lost (epoch kept) are re-entered by the watch
     await redis.zrem(k.queue(j.resourceClass, j.tenantId), j.id);
   }
   await redis.quit();
+  expect(Date.now(), 'the loss must happen before the jobs are due').toBeLessThan(dueAt);
   expect(await holds()).toBe(n - lost.length);
 
   const runs = new Map<string, number[]>();
