@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createApiServer } from '@kairos/api';
+import { createApiServer, defaultConsoleDir } from '@kairos/api';
 import {
   JobCommands,
   Replays,
@@ -170,6 +170,7 @@ export class InProcessPipeline {
         log: this.#log('api'),
         // The harness names its groups `<prefix>delay-tier`, `<prefix>tracker`: all of the namespace.
         status: { pool: this.pool, kafka: this.kafka, registry, groupPrefix: this.#o.prefix },
+        consoleDir: defaultConsoleDir(),
       });
       this.api = api;
       this.apiUrl = await api.listen({ host: '127.0.0.1', port: 0 });

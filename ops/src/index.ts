@@ -16,3 +16,4 @@ export { servicesFromEnv, stackServices, ensureLocalStack } from './services-dis
 export { ProcessDeployment, type AppName, type DeploymentOptions, type RunningApp } from './deployment.js';
 export { prepareNamespace, type NamespaceSpec, type SecureKafka } from './namespace-setup.js';
 export { unsecuredOAuthToken } from './services/kafka-security.js';
+export { buildConsole } from './console-build.js';

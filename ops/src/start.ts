@@ -2,6 +2,7 @@ import { createPool } from '@kairos/db';
 import { ensureLocalKey } from './api-keys.js';
 import { startApp, stopApps, type AppProcess } from './apps.js';
 import { bootstrap } from './bootstrap.js';
+import { buildConsole } from './console-build.js';
 import { serviceUrls, type StackConfig } from './config.js';
 import { runDemo } from './demo.js';
 import { formatStates } from './print.js';
@@ -29,6 +30,7 @@ export async function start(cfg: StackConfig, log: Log, options: { demo: boolean
     KAIROS_API_PORT: String(options.apiPort),
     KAIROS_LOG_LEVEL: process.env.KAIROS_LOG_LEVEL ?? 'info',
   };
+  await buildConsole(cfg.root);
   const apps: AppProcess[] = APPS.map((name, i) => startApp(cfg.root, name, env, i));
   let stopping = false;
   const stopAll = async () => {
@@ -62,6 +64,7 @@ export async function start(cfg: StackConfig, log: Log, options: { demo: boolean
     );
     log(`API key (admin of every tenant, in ${cfg.dataDir}/api-key): ${apiKey}`);
     log(`  curl -H "Authorization: Bearer $(cat ${cfg.dataDir}/api-key)" ${apiUrl}/v1/whoami`);
+    log(`Console: ${apiUrl}/console/ (log in with that key)`);
     if (options.demo) await runDemo(apiUrl, apiKey, log);
   } catch (err) {
     // Never leave app processes behind when start-up fails.

@@ -1,2 +1,3 @@
 export { apiRoutes, createApiServer, type ApiOptions, type ApiRoute } from './server.js';
 export { keyView } from './key-routes.js';
+export { CONSOLE_PREFIX, defaultConsoleDir } from './console-routes.js';

@@ -23,6 +23,7 @@ import {
 import { serveMetrics } from '@kairos/http';
 import { createHttpMetrics, createLogger, startOtelExport } from '@kairos/observability';
 import Fastify from 'fastify';
+import { defaultConsoleDir } from './console-routes.js';
 import { createApiServer } from './server.js';
 
 runMain(async () => {
@@ -84,6 +85,7 @@ runMain(async () => {
     status,
     readiness,
     metrics,
+    consoleDir: defaultConsoleDir(),
     ...auth,
   });
   // Prometheus only, on a port of its own: the API port keeps every route but health behind a key.

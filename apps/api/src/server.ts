@@ -16,6 +16,7 @@ import {
 } from '@kairos/http';
 import { silentLogger, type Logger } from '@kairos/observability';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { CONSOLE_PREFIX, consoleRoutes } from './console-routes.js';
 import { dlqRoutes } from './dlq-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { keyRoutes } from './key-routes.js';
@@ -54,6 +55,11 @@ export interface ApiOptions {
   readonly metrics?: RequestObserver;
   /** Largest request body in bytes. Default: 8 MiB (a full batch of large payloads). */
   readonly bodyLimit?: number;
+  /**
+   * The console's built files, served under /console/ (see defaultConsoleDir). Default: no
+   * console.
+   */
+  readonly consoleDir?: string;
 }
 
 export interface ApiRoute {
@@ -107,7 +113,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       });
   await installAuth(app, {
     keys: verifier ?? 'off',
-    publicPrefixes: [DOCS_PREFIX],
+    publicPrefixes: [DOCS_PREFIX, CONSOLE_PREFIX],
     ...(options.defaultRatePerSec === undefined ? {} : { defaultRatePerSec: options.defaultRatePerSec }),
   });
 
@@ -147,6 +153,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     }),
     readinessHandler([pg, ...(options.readiness ?? [])]),
   );
+  if (options.consoleDir) await consoleRoutes(app, options.consoleDir);
   await serveOpenApi(app);
   return app;
 }

@@ -1,0 +1,132 @@
+// The API's answers as the console reads them (the OpenAPI document at /openapi.json is the
+// source; these name only what the pages use). Times are ISO-8601 strings.
+
+export const JOB_STATES = [
+  'SCHEDULED',
+  'QUEUED',
+  'RUNNING',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+  'EXPIRED',
+  'SKIPPED',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export interface Whoami {
+  readonly key_id: string;
+  readonly name: string;
+  /** One tenant, or `*` for a key of every tenant. */
+  readonly tenant: string;
+  readonly scopes: readonly string[];
+}
+
+export interface Job {
+  readonly id: string;
+  readonly tenant: string;
+  readonly type: string;
+  readonly resource_class: string;
+  readonly payload: unknown;
+  readonly state: JobState;
+  readonly due_at: string;
+  readonly deadline_at: string | null;
+  readonly idempotency_key: string | null;
+  readonly max_attempts: number;
+  readonly attempt: number;
+  readonly fence: number;
+  readonly version: number;
+  readonly created_at: string;
+  readonly dispatched_at: string | null;
+  readonly started_at: string | null;
+  readonly finished_at: string | null;
+  readonly last_error: string | null;
+  readonly last_failure_class: string | null;
+  readonly replay_of: string | null;
+  readonly schedule_id: string | null;
+  readonly occurrence: { readonly id: string; readonly at: string; readonly kind: string } | null;
+  readonly traceparent: string | null;
+}
+
+export interface JobPage {
+  readonly jobs: readonly Job[];
+  readonly next_cursor: string | null;
+}
+
+export interface Attempt {
+  readonly attempt: number;
+  readonly fence: number;
+  readonly epoch: number;
+  readonly worker_id: string | null;
+  readonly outcome: string | null;
+  readonly failure_class: string | null;
+  readonly error_class: string | null;
+  readonly error_message: string | null;
+  readonly retry_after_ms: number | null;
+  readonly dispatched_at: string | null;
+  readonly started_at: string | null;
+  readonly finished_at: string | null;
+  readonly suppressed: boolean;
+}
+
+export interface FireTime {
+  readonly instant: string;
+  readonly local: string;
+  readonly fire_at: string;
+  readonly nominal: string;
+  /** DST: `gap-shifted` (moved out of a skipped hour), `overlap-first`/`overlap-last` (a repeated hour). */
+  readonly kind: 'regular' | 'gap-shifted' | 'overlap-first' | 'overlap-last';
+}
+
+export interface Schedule {
+  readonly id: string;
+  readonly tenant: string;
+  readonly cron: string;
+  readonly time_zone: string;
+  readonly job: { readonly type: string; readonly resource_class?: string; readonly payload?: unknown };
+  readonly overlap: string;
+  readonly jitter_ms: number;
+  readonly sla_ms: number | null;
+  readonly state: 'ACTIVE' | 'PAUSED' | 'DELETED';
+  readonly version: number;
+  readonly next_fire: FireTime | null;
+  readonly health: 'ok' | 'late' | 'unknown';
+  readonly last_success_at: string | null;
+  readonly late_runs: number;
+  readonly misfires: number;
+  readonly skips: number;
+  readonly created_at: string;
+  readonly paused_at: string | null;
+}
+
+export interface Replay {
+  readonly id: string;
+  readonly tenant: string;
+  readonly filter: Record<string, unknown>;
+  readonly rate_per_sec: number;
+  readonly state: 'RUNNING' | 'DONE' | 'CANCELLED';
+  readonly selected: number;
+  readonly replayed: number;
+  readonly created_by: string;
+  readonly created_at: string;
+  readonly finished_at: string | null;
+}
+
+export interface ServiceStatus {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+  readonly latency_ms: number;
+}
+
+export interface GroupStatus {
+  readonly group: string;
+  readonly state: string;
+  readonly members: readonly { readonly client_id: string; readonly host: string }[];
+  readonly lag: number;
+  readonly topics: readonly { readonly topic: string; readonly lag: number }[];
+}
+
+export interface SystemStatus {
+  readonly services: readonly ServiceStatus[];
+  readonly groups: readonly GroupStatus[];
+}

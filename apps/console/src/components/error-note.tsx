@@ -1,0 +1,22 @@
+import { ApiError } from '../api/client.js';
+
+/** An error as the user should read it: the API's detail and each field it names. */
+export function ErrorNote({ error }: { error: Error | undefined }) {
+  if (!error) return null;
+  const fields = error instanceof ApiError ? error.fields : [];
+  return (
+    <p role="alert" class="error-note">
+      <strong>{error instanceof ApiError ? `${error.code}: ` : 'Error: '}</strong>
+      {error.message}
+      {fields.length > 0 && (
+        <ul>
+          {fields.map((f) => (
+            <li key={f.field}>
+              <code>{f.field}</code>: {f.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </p>
+  );
+}
