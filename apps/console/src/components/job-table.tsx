@@ -1,0 +1,76 @@
+import type { Job } from '../api/types.js';
+import { paths } from '../paths.js';
+import { StateBadge } from './state-badge.js';
+import { Time } from './time.js';
+
+/** A page of jobs: each row links to the job's page. */
+export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: string }) {
+  if (jobs.length === 0) return <p>No jobs match.</p>;
+  return (
+    <div class="table-wrap">
+      <table class="striped">
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Job</th>
+            <th scope="col">State</th>
+            <th scope="col">Type</th>
+            <th scope="col">Class</th>
+            <th scope="col">Due</th>
+            <th scope="col">Attempt</th>
+            <th scope="col">Last error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.map((j) => (
+            <tr key={j.id}>
+              <td>
+                <a href={paths.job(j.id)} class="mono" aria-label={`job ${j.id}`}>
+                  {j.id.slice(0, 8)}…
+                </a>
+              </td>
+              <td>
+                <StateBadge state={j.state} />
+              </td>
+              <td>{j.type}</td>
+              <td>{j.resource_class}</td>
+              <td>
+                <Time at={j.due_at} />
+              </td>
+              <td>
+                {j.attempt}/{j.max_attempts}
+              </td>
+              <td class="error-cell" title={j.last_error ?? undefined}>
+                {j.last_error ?? ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Newest first, one page at a time: the cursor of each page is kept so Back returns to it. */
+export function Pager(p: {
+  readonly page: number;
+  readonly hasNext: boolean;
+  readonly onFirst: () => void;
+  readonly onPrevious: () => void;
+  readonly onNext: () => void;
+}) {
+  return (
+    <nav aria-label="Pages" class="actions pager">
+      <button type="button" class="outline" disabled={p.page === 0} onClick={p.onFirst}>
+        Newest
+      </button>
+      <button type="button" class="outline" disabled={p.page === 0} onClick={p.onPrevious}>
+        Previous page
+      </button>
+      <span aria-live="polite">Page {p.page + 1}</span>
+      <button type="button" class="outline" disabled={!p.hasNext} onClick={p.onNext}>
+        Next page
+      </button>
+    </nav>
+  );
+}
