@@ -17,3 +17,4 @@ export { ProcessDeployment, type AppName, type DeploymentOptions, type RunningAp
 export { prepareNamespace, type NamespaceSpec, type SecureKafka } from './namespace-setup.js';
 export { unsecuredOAuthToken } from './services/kafka-security.js';
 export { buildConsole } from './console-build.js';
+export { checkPrerequisites, MissingPrerequisite, type Toolchain } from './prereqs.js';

@@ -11,6 +11,8 @@ export interface Toolchain {
   readonly redisServer: string;
   /** Only for the optional Prometheus (`up --with prometheus`). */
   readonly prometheus: string;
+  /** Only for the console's browser tests. */
+  readonly chromium?: string;
 }
 
 export class MissingPrerequisite extends Error {}
@@ -66,7 +68,7 @@ function findPgBin(): string | undefined {
 
 /** One tool the stack may need: how to find it, and the Debian package that provides it. */
 interface Requirement {
-  readonly key: keyof Toolchain | 'openssl' | 'promtool';
+  readonly key: keyof Toolchain | 'openssl' | 'promtool' | 'chromium';
   /** What the missing-line says, e.g. `java 17+`. */
   readonly what: string;
   /** Debian package to install, or undefined when Debian has none (then `hint` says how). */
@@ -117,6 +119,12 @@ const REQUIREMENTS: readonly Requirement[] = [
     find: (env) => which('prometheus', env),
   },
   {
+    key: 'chromium',
+    what: "chromium (the console's browser tests drive it headless)",
+    debian: 'chromium',
+    find: (env) => env.KAIROS_CHROMIUM ?? which('chromium', env),
+  },
+  {
     key: 'registryJava',
     what: 'java 21+ for Apicurio Registry 3.3',
     debian: undefined,
@@ -135,6 +143,8 @@ const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
   prometheus: ['prometheus'],
   // Not a service: what the alert rules' test needs (ops/test/prometheus-rules.test.ts).
   'alert-rules': ['promtool'],
+  // Nor this: what the console's browser tests need (test/support/browser.ts).
+  'console-browser': ['chromium'],
 };
 
 function missingOf(
@@ -177,7 +187,9 @@ function aptInstall(packages: readonly string[], log: (line: string) => void): v
  * (saying so), and only what is still missing then is an error.
  */
 export function checkPrerequisites(
-  services: readonly string[] = Object.keys(NEEDS).filter((k) => k !== 'alert-rules' && k !== 'prometheus'),
+  services: readonly string[] = Object.keys(NEEDS).filter(
+    (k) => !['alert-rules', 'console-browser', 'prometheus'].includes(k),
+  ),
   log: (line: string) => void = console.log,
   env: NodeJS.ProcessEnv = process.env,
 ): Toolchain {

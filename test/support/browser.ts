@@ -1,11 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { checkPrerequisites } from '@kairos/ops';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-/** Debian's Chromium (`apt-get install chromium`; .ci/run installs it), or KAIROS_CHROMIUM. */
+/**
+ * KAIROS_CHROMIUM, else Debian's Chromium — installed here when missing, as the stack's other
+ * prerequisites are (root with apt-get), else a clear error naming the package.
+ */
 export function chromiumPath(): string {
-  return process.env.KAIROS_CHROMIUM ?? '/usr/bin/chromium';
+  const path = checkPrerequisites(['console-browser'], (line) => console.log(`[browser] ${line}`)).chromium;
+  if (!path) throw new Error('no chromium found');
+  return path;
 }
 
 export const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;

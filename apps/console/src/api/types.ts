@@ -130,3 +130,46 @@ export interface SystemStatus {
   readonly services: readonly ServiceStatus[];
   readonly groups: readonly GroupStatus[];
 }
+
+/** `GET /v1/overview`: what the console's first page shows, in one answer. */
+export interface Overview {
+  /** Live jobs (SCHEDULED, QUEUED, RUNNING, FAILED) by tenant, class and state. */
+  readonly jobs: readonly {
+    readonly tenant: string;
+    readonly resource_class: string;
+    readonly state: JobState;
+    readonly count: number;
+  }[];
+  /** Due → dispatched, per class and minute. */
+  readonly dispatch_lag: readonly {
+    readonly resource_class: string;
+    readonly points: readonly LagPoint[];
+  }[];
+  readonly canaries: readonly {
+    readonly resource_class: string;
+    readonly last_success_at: string | null;
+    readonly latency_ms: number | null;
+    readonly stalled: boolean;
+  }[];
+  readonly alerts: readonly Alert[];
+  readonly postgres_only: readonly {
+    readonly partition: number;
+    readonly since: string;
+    readonly owner: string;
+  }[];
+}
+
+export interface LagPoint {
+  readonly at: string;
+  readonly count: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly max_ms: number;
+}
+
+export interface Alert {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly since: string;
+  readonly summary: string;
+}
