@@ -106,4 +106,15 @@ test('the compiled apps run on plain Node as in production: a job through the AP
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${url}/metrics`)).text()).toContain('process_cpu_seconds_total');
   }
+  // The compiled API serves the console `npm run build` made: its page at any /console/ address
+  // (the pages route in the browser), under a CSP, and `/` leads there.
+  for (const path of ['/console/', '/console/jobs/deep-link']) {
+    const page = await fetch(`${d.apiUrl}${path}`);
+    expect(page.status, path).toBe(200);
+    expect(page.headers.get('content-type'), path).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy'), path).toContain("script-src 'self'");
+    expect(await page.text(), path).toContain('<div id="app">');
+  }
+  const home = await fetch(`${d.apiUrl}/`, { redirect: 'manual' });
+  expect([home.status, home.headers.get('location')]).toEqual([302, '/console/']);
 }, 180_000);
