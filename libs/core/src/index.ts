@@ -41,3 +41,4 @@ export * from './storable.js';
 export * from './canary.js';
 export * from './trace-context.js';
 export * from './hop-spans.js';
+export * from './lag-history.js';
