@@ -42,3 +42,4 @@ export * from './canary.js';
 export * from './trace-context.js';
 export * from './hop-spans.js';
 export * from './lag-history.js';
+export * from './overview.js';
