@@ -85,7 +85,7 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
   wireNotices(cx, state, dispatcher, preloader);
   cx.notices.on('modeChanged', (partition, fallback) => marks.changed(partition, fallback));
   const services: Service[] = [
-    new Lifecycle('partition mode marks', { start: () => undefined, stop: () => marks.settled() }),
+    new Lifecycle('partition mode marks', { start: () => undefined, stop: () => marks.stop() }),
     // Stopped after the dispatcher: its last dispatches are written.
     lagHistory,
     new Lifecycle('task producer', { start: () => producer.connect(), stop: () => producer.disconnect() }),

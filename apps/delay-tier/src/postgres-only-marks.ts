@@ -42,8 +42,17 @@ export class PostgresOnlyMarks {
     this.#chains.set(partition, next);
   }
 
-  /** Resolves once every write under way is done (stop waits for them). */
-  async settled(): Promise<void> {
+  /**
+   * On stop, once every write under way is done: clears the marks left (nobody dispatches those
+   * partitions from here any more; a next owner's epoch would clear them too).
+   */
+  async stop(): Promise<void> {
+    await this.#settled();
+    for (const partition of this.#markedUnder.keys()) this.changed(partition, false);
+    await this.#settled();
+  }
+
+  async #settled(): Promise<void> {
     while (this.#chains.size > 0) await Promise.allSettled([...this.#chains.values()]);
   }
 
