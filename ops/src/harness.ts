@@ -171,6 +171,11 @@ export class InProcessPipeline {
         // The harness names its groups `<prefix>delay-tier`, `<prefix>tracker`: all of the namespace.
         status: { pool: this.pool, kafka: this.kafka, registry, groupPrefix: this.#o.prefix },
         consoleDir: defaultConsoleDir(),
+        // The overview judges canaries by the tracker's settings; none run without one.
+        canary: {
+          intervalMs: this.#o.canary ? (this.#o.canary.intervalMs ?? 60_000) : 0,
+          stallMs: this.#o.canary?.stallMs ?? 120_000,
+        },
       });
       this.api = api;
       this.apiUrl = await api.listen({ host: '127.0.0.1', port: 0 });

@@ -1,5 +1,12 @@
 import { parseJobSearch } from '@kairos/core';
-import { countJobs, ensureJobPartitions, migrate, searchStatement } from '@kairos/db';
+import {
+  countJobs,
+  countLiveJobs,
+  ensureJobPartitions,
+  liveJobCountsStatement,
+  migrate,
+  searchStatement,
+} from '@kairos/db';
 import type pg from 'pg';
 import { expect, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
@@ -57,7 +64,15 @@ test(`no sequential scan for any search filter on ${ROWS.toLocaleString('en')} j
                                WHEN g % 100 < 95 THEN 'FAILED' ELSE 'CANCELLED' END AS state) s`,
     [ROWS],
   );
+  // A day of dispatch lag history: four classes, three delay-tier instances.
+  await pool.query(
+    `INSERT INTO dispatch_lag_minutes (minute, resource_class, instance, buckets, count, sum_ms, max_ms)
+     SELECT date_trunc('minute', now()) - m * interval '1 minute', c, 'tier-' || i,
+            array_fill(1::bigint, ARRAY[38]), 38, 380, 10
+     FROM generate_series(0, 1439) m, unnest(ARRAY['critical','default','cpu','io']) c, generate_series(1, 3) i`,
+  );
   await pool.query('ANALYZE jobs');
+  await pool.query('ANALYZE dispatch_lag_minutes');
   const parts = await pool.query<{ relname: string }>(
     `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'jobs'::regclass AND c.reltuples > 0`,
@@ -92,10 +107,28 @@ test(`no sequential scan for any search filter on ${ROWS.toLocaleString('en')} j
   }
   const counts = 'SELECT state, resource_class, count(*) FROM jobs WHERE tenant_id = $1 GROUP BY 1, 2';
   found.counts = await seqScans(pool, counts, ['t7'], nonEmpty);
+  // The overview's live counts, of one tenant and of every tenant (partial indexes only).
+  for (const [name, tenant] of [
+    ['overview counts', 't7'],
+    ['overview counts, every tenant', undefined],
+  ] as const) {
+    const { text, values } = liveJobCountsStatement(tenant);
+    found[name] = await seqScans(pool, text, values, nonEmpty);
+  }
+  found['lag history'] = await seqScans(
+    pool,
+    "SELECT * FROM dispatch_lag_minutes WHERE minute >= now() - interval '1 hour'",
+    [],
+    new Set(['dispatch_lag_minutes']),
+  );
   expect(found).toEqual(Object.fromEntries(Object.keys(found).map((k) => [k, []])));
   // The check itself sees a sequential scan when there is one (no index on payload).
   expect(await seqScans(pool, "SELECT id FROM jobs WHERE payload->>'n' = '1'", [], nonEmpty)).not.toEqual([]);
   // And the count is right (the function the API calls).
   const byState = await countJobs(pool, 't7');
   expect(byState.reduce((n, c) => n + c.count, 0)).toBe(ROWS / 50);
+  const live = await countLiveJobs(pool, 't7');
+  expect(live.reduce((n, c) => n + c.jobs, 0)).toBe(
+    byState.filter((c) => c.state === 'SCHEDULED' || c.state === 'FAILED').reduce((n, c) => n + c.count, 0),
+  );
 }, 600_000);

@@ -189,6 +189,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   await c.send('DELETE', `/v1/keys/${spareKey}`);
   await c.send('GET', '/v1/whoami');
   await c.send('GET', '/v1/status');
+  await c.send('GET', '/v1/overview?tenant=acme&minutes=5');
   // Dead letters: a dry run, a replay of none (it ends at once), a slow one cancelled, a re-run.
   const dead = (await c.send('POST', '/v1/jobs', { body: job() })).json.id as string;
   await p.pool.query(`UPDATE jobs SET state = 'FAILED', finished_at = now() WHERE id = $1`, [dead]);
@@ -256,6 +257,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   for (const [m, path] of [
     ['GET', '/v1/jobs?tenant=acme&state=NOPE'],
     ['GET', '/v1/jobs:counts'],
+    ['GET', '/v1/overview?minutes=0'],
     ['GET', '/v1/dead-letters?state=FAILED&tenant=acme'],
     ['GET', '/v1/schedules?tenant=acme&limit=0'],
     ['GET', '/v1/jobs/not-a-uuid'],

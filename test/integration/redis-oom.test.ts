@@ -53,6 +53,18 @@ interface Run {
   readonly dueAt: number;
 }
 
+/** The API's overview (an admin key): PostgreSQL-only partitions and the alerts. */
+async function overviewOf(p: InProcessPipeline): Promise<{
+  postgres_only: { partition: number }[];
+  alerts: { name: string; labels: Record<string, string> }[];
+}> {
+  const res = await fetch(`${p.apiUrl}/v1/overview`, { headers: { authorization: `Bearer ${p.apiKey}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Awaited<ReturnType<typeof overviewOf>>;
+}
+
+const sameList = (a: readonly number[], b: readonly number[]) => a.join(',') === b.join(',');
+
 test('Redis at maxmemory (noeviction): partitions run PostgreSQL-only, nothing is lost or run twice or early, and they return to the hot set once memory is back', async () => {
   const redis = admin!;
   expect(await redis.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
@@ -198,6 +210,14 @@ test('Redis at maxmemory (noeviction): partitions run PostgreSQL-only, nothing i
   expect((await tier.admin().status()).partitions.map((s) => s.mode)).toEqual(
     partitions.map(() => 'fallback'),
   );
+  // The API's overview shows it, from PostgreSQL (the tier marks each partition under its epoch).
+  const pgOnly = async () => (await overviewOf(p)).postgres_only.map((x) => x.partition);
+  await eventually('the overview to show every partition PostgreSQL-only', async () =>
+    sameList(await pgOnly(), partitions),
+  );
+  expect((await overviewOf(p)).alerts.filter((a) => a.name === 'postgres_only').map((a) => a.labels)).toEqual(
+    partitions.map((part) => ({ partition: String(part) })),
+  );
 
   const near = [...phase1, ...phase2];
   await eventually(
@@ -238,6 +258,10 @@ test('Redis at maxmemory (noeviction): partitions run PostgreSQL-only, nothing i
   // Rebuilt from PostgreSQL: exactly the far jobs (stale entries of jobs dispatched meanwhile are gone).
   await eventually('the hot set to hold the far jobs again', async () => (await hotJobs()) === FAR, 10_000);
   expect((await tier.admin().status()).partitions.every((s) => s.mode === 'hot')).toBe(true);
+  await eventually(
+    'the overview to show no partition PostgreSQL-only',
+    async () => (await pgOnly()).length === 0,
+  );
 
   // 5. Jobs created after recovery go through the hot path (no partition falls back again).
   const fellBack = new Set<number>();

@@ -226,3 +226,65 @@ export const readinessSchema = z.object({
   status: z.enum(['ready', 'not ready']),
   checks: z.array(serviceStatusSchema),
 });
+
+/** An alert holding now, as the tracker raises it (Alertmanager's labels and summary). */
+export const alertViewSchema = z.object({
+  name: z.enum(['canary_stalled', 'schedule_sla_missed', 'postgres_only']),
+  labels: z.record(z.string(), z.string()),
+  since: time.meta({ description: 'when it began to hold (at the latest)' }),
+  summary: z.string(),
+});
+
+/** `GET /v1/overview`: what the console's overview page shows, read from PostgreSQL. */
+export const overviewSchema = z.object({
+  tenant: z.string().nullable().meta({ description: 'the tenant shown; null: every tenant' }),
+  at: time,
+  jobs: z
+    .array(
+      z.object({
+        tenant: z.string(),
+        resource_class: z.string(),
+        state: z.enum(['SCHEDULED', 'QUEUED', 'RUNNING', 'FAILED']),
+        count: z.number().int(),
+      }),
+    )
+    .meta({ description: 'live jobs and dead letters (FAILED) by tenant, class and state' }),
+  dispatch_lag: z
+    .array(
+      z.object({
+        resource_class: z.string(),
+        points: z.array(
+          z.object({
+            at: time.meta({ description: 'start of the minute' }),
+            count: z.number().int(),
+            p50_ms: z.number(),
+            p99_ms: z.number(),
+            max_ms: z.number(),
+          }),
+        ),
+      }),
+    )
+    .meta({
+      description:
+        'due → dispatch lag per class and minute (minutes without dispatches are left out), every tenant and delay-tier instance merged; percentiles interpolated within log-spaced buckets',
+    }),
+  canaries: z
+    .array(
+      z.object({
+        resource_class: z.string(),
+        last_success_at: nullableTime,
+        latency_ms: z.number().nullable().meta({ description: 'the last success, creation to SUCCEEDED' }),
+        stalled: z.boolean(),
+      }),
+    )
+    .meta({ description: 'per class (keys of every tenant only; empty when the canary is off)' }),
+  alerts: z.array(alertViewSchema).meta({
+    description:
+      "canary_stalled and postgres_only (keys of every tenant only), schedule_sla_missed (the key's tenant's schedules)",
+  }),
+  postgres_only: z.array(z.object({ partition: z.number().int(), since: time, owner: z.string() })).meta({
+    description:
+      'partitions dispatched from PostgreSQL alone (Redis out of memory); keys of every tenant only',
+  }),
+});
+export type OverviewView = z.infer<typeof overviewSchema>;

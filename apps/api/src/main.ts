@@ -1,6 +1,7 @@
 import { JobCommands, Replays, ScheduleCommands } from '@kairos/commands';
 import {
   apiEnv,
+  canaryEnv,
   createGroupEnv,
   kafkaClientOptions,
   kairosEnv,
@@ -76,6 +77,8 @@ runMain(async () => {
   const status = { pool, kafka, registry, groupPrefix: `${env.topicPrefix}kairos-` };
   const readiness = [{ name: 'schema registry', check: () => registry.getAllSubjects() }];
   const metrics = createHttpMetrics();
+  // The overview judges canaries by the tracker's settings (the same variables).
+  const { intervalMs: canaryIntervalMs, stallMs: canaryStallMs } = canaryEnv();
   const app = await createApiServer({
     commands,
     schedules,
@@ -86,6 +89,7 @@ runMain(async () => {
     readiness,
     metrics,
     consoleDir: defaultConsoleDir(),
+    canary: { intervalMs: canaryIntervalMs, stallMs: canaryStallMs },
     ...auth,
   });
   // Prometheus only, on a port of its own: the API port keeps every route but health behind a key.

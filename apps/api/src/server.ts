@@ -23,6 +23,8 @@ import { keyRoutes } from './key-routes.js';
 import { DOCS_PREFIX, installOpenApi, serveOpenApi } from './openapi.js';
 import { readinessSchema } from './api-schemas.js';
 import { documented, jsonOf } from './route-docs.js';
+import type { CanarySettings } from './overview.js';
+import { overviewRoutes } from './overview-routes.js';
 import { replayRoutes } from './replay-routes.js';
 import { traceparentOf } from './request-context.js';
 import { scheduleRoutes } from './schedule-routes.js';
@@ -39,6 +41,11 @@ export interface ApiOptions {
   readonly readiness?: readonly ReadinessCheck[];
   /** What `GET /v1/status` asks (the route exists only when given). */
   readonly status?: StatusSources;
+  /**
+   * The tracker's canary settings, by which `GET /v1/overview` judges canaries stalled.
+   * Default: a canary every 60,000 ms, stalled after 120,000 ms (`intervalMs: 0`: the canary is off).
+   */
+  readonly canary?: CanarySettings;
   /** The database of the API keys (and of what the API reads beyond the commands). */
   readonly pool: Pool;
   /**
@@ -124,6 +131,11 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   if (options.replays) replayRoutes(app, options.replays);
   keyRoutes(app, options.pool, verifier, log);
   if (options.status) statusRoutes(app, options.status);
+  overviewRoutes(app, {
+    pool: options.pool,
+    resourceClasses: options.commands.limits.resourceClasses,
+    canary: options.canary ?? { intervalMs: 60_000, stallMs: 120_000 },
+  });
   app.get(
     '/healthz',
     documented('public', {

@@ -5,6 +5,7 @@ import type { Producer } from 'kafkajs';
 import type { DelayTierOptions } from './delay-tier-options.js';
 import { Dispatcher } from './dispatcher.js';
 import { Hydrator } from './hydrator.js';
+import { LagHistory } from './lag-history.js';
 import { JobEventsConsumer } from './job-events-consumer.js';
 import { Lookahead } from './lookahead.js';
 import { Notifications, type PartitionNotices } from './notifications.js';
@@ -12,6 +13,7 @@ import { OccurrenceGate } from './occurrence-gate.js';
 import { Ownership } from './ownership.js';
 import { fallBackOnOom, OwnershipGuard } from './ownership-guard.js';
 import { PartitionModes } from './partition-modes.js';
+import { PostgresOnlyMarks } from './postgres-only-marks.js';
 import { Preloader } from './preloader.js';
 import { Reaper } from './reaper.js';
 import { RecentEvents } from './recent-events.js';
@@ -43,6 +45,8 @@ interface Context {
   readonly log: Logger;
   readonly metrics: DelayTierMetrics;
   readonly notices: Notifications<PartitionNotices>;
+  /** Dispatch lag per minute and class in PostgreSQL (the console's chart). */
+  readonly lagHistory: LagHistory;
 }
 
 /**
@@ -52,8 +56,10 @@ interface Context {
  * goes through one notification hub, wired last, here.
  */
 export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTierMetrics): Tier {
-  const cx: Context = { o, log, metrics, notices: new Notifications<PartitionNotices>() };
+  const lagHistory = new LagHistory({ pool: o.pool, instanceId: o.instanceId, log });
+  const cx: Context = { o, log, metrics, notices: new Notifications<PartitionNotices>(), lagHistory };
   const state = partitionState(cx);
+  const marks = new PostgresOnlyMarks(o.pool, state.ownership, log);
   const producer = o.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   const dispatcher = newDispatcher(cx, state, producer);
   const preloader = newPreloader(cx, state, dispatcher);
@@ -77,7 +83,11 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
   });
   const events = newEventsConsumer(cx, state, dispatcher);
   wireNotices(cx, state, dispatcher, preloader);
+  cx.notices.on('modeChanged', (partition, fallback) => marks.changed(partition, fallback));
   const services: Service[] = [
+    new Lifecycle('partition mode marks', { start: () => undefined, stop: () => marks.stop() }),
+    // Stopped after the dispatcher: its last dispatches are written.
+    lagHistory,
     new Lifecycle('task producer', { start: () => producer.connect(), stop: () => producer.disconnect() }),
     events,
     // Stopped after the loops: a partition's recovery under way finishes before Kafka goes.
@@ -120,7 +130,11 @@ function partitionState({ o, log, metrics, notices }: Context): PartitionState {
   return { hot, limiter, release, lookahead, modes, hydrator, ownership, guard };
 }
 
-function newDispatcher({ o, log, metrics }: Context, state: PartitionState, producer: Producer): Dispatcher {
+function newDispatcher(
+  { o, log, metrics, lagHistory }: Context,
+  state: PartitionState,
+  producer: Producer,
+): Dispatcher {
   return new Dispatcher({
     hot: state.hot,
     ownership: state.ownership,
@@ -146,6 +160,7 @@ function newDispatcher({ o, log, metrics }: Context, state: PartitionState, prod
     onDispatched: (record, atMs) => {
       metrics.dispatched.inc({ resource_class: record.resource_class });
       metrics.dispatchLag.observe(record.resource_class, record.tenant_id, (atMs - record.due_at) / 1000);
+      lagHistory.observe(record.resource_class, atMs, atMs - record.due_at);
       metrics.hops.observe(
         'due_to_dispatch',
         record.resource_class,

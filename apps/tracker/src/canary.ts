@@ -5,6 +5,7 @@ import {
   CANARY_TYPE,
   canarySpec,
   canaryStalled,
+  canaryStalledAlert,
   LifecycleService,
   PollLoop,
   type AlertChange,
@@ -168,11 +169,7 @@ export class Canary extends LifecycleService {
     for (const rc of this.#o.resourceClasses) {
       const last = this.#seen.get(rc)?.finishedAt.getTime() ?? null;
       const stalled = canaryStalled(last, this.#watchingSince, now.getTime(), this.#o.stallMs);
-      const alert = {
-        name: 'canary_stalled',
-        labels: { resource_class: rc },
-        summary: `no canary of resource class ${rc} completed for ${Math.round(this.#o.stallMs / 1000)} s or more: jobs of this class may not be running`,
-      };
+      const alert = canaryStalledAlert(rc, this.#o.stallMs);
       const change = this.#alerts.set(alert, stalled, now);
       if (!change) continue;
       changes.push(change);

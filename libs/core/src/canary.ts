@@ -41,6 +41,15 @@ export function canaryStalled(
   return nowMs - Math.max(lastSuccessMs ?? -Infinity, watchingSinceMs) > stallMs;
 }
 
+/** The alert of a class whose canaries stalled (the tracker raises it; the API's overview shows it). */
+export function canaryStalledAlert(resourceClass: string, stallMs: number): Alert {
+  return {
+    name: 'canary_stalled',
+    labels: { resource_class: resourceClass },
+    summary: `no canary of resource class ${resourceClass} completed for ${Math.round(stallMs / 1000)} s or more: jobs of this class may not be running`,
+  };
+}
+
 /** An alert as a notifier sends it: Alertmanager's labels and annotations. */
 export interface Alert {
   readonly name: string;

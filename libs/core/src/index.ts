@@ -41,3 +41,5 @@ export * from './storable.js';
 export * from './canary.js';
 export * from './trace-context.js';
 export * from './hop-spans.js';
+export * from './lag-history.js';
+export * from './overview.js';

@@ -62,3 +62,23 @@ export async function deleteOldCanaries(
   );
   return r.rows[0]?.n ?? 0;
 }
+
+/**
+ * When the oldest canary of each class created since `since` was created (when canaries began to
+ * be sent, as far back as they are kept): the index range of the canary tenant and type
+ * (jobs_tenant_type_idx), a handful of rows per class and period.
+ */
+export async function firstCanaries(
+  db: Queryable,
+  tenant: string,
+  type: string,
+  since: Date,
+): Promise<Map<string, Date>> {
+  const r = await db.query<{ resource_class: string; first: Date }>(
+    `SELECT resource_class, min(created_at) AS first FROM jobs
+      WHERE tenant_id = $1 AND type = $2 AND created_at >= $3 AND due_at >= $3
+      GROUP BY resource_class`,
+    [tenant, type, since],
+  );
+  return new Map(r.rows.map((x) => [x.resource_class, x.first]));
+}

@@ -24,3 +24,4 @@ export * from './canaries.js';
 export * from './job-gauges.js';
 export * from './watchdog.js';
 export * from './schedule-health.js';
+export * from './dispatch-lag.js';

@@ -18,8 +18,61 @@ export interface JobGaugeReadings {
 }
 
 /**
+ * Live jobs (QUEUED, RUNNING, SCHEDULED) and dead letters (FAILED) counted by state and `keys`
+ * (columns of jobs), each from a partial index alone: jobs_live_idx, the pre-loader's SCHEDULED
+ * index and jobs_failed_class_tenant_idx (0011, 0014), so the history is never read. `live` and
+ * `failed` are further conditions (`AND …`) of the live states and of FAILED.
+ */
+function stateCountsSql(keys: readonly string[], live: string, failed: string): string {
+  const k = keys.join(', ');
+  return `SELECT state, ${k}, count(*)::text AS n
+       FROM jobs WHERE state IN ('QUEUED', 'RUNNING') ${live} GROUP BY state, ${k}
+     UNION ALL
+     SELECT 'SCHEDULED', ${k}, count(*)::text FROM jobs WHERE state = 'SCHEDULED' ${live} GROUP BY ${k}
+     UNION ALL
+     SELECT 'FAILED', ${k}, count(*)::text FROM jobs WHERE state = 'FAILED' ${failed} GROUP BY ${k}`;
+}
+
+/** Jobs of a tenant in a state and class (live states and FAILED only). */
+export interface TenantJobCount {
+  readonly tenant: string;
+  readonly state: 'SCHEDULED' | 'QUEUED' | 'RUNNING' | 'FAILED';
+  readonly resourceClass: string;
+  readonly jobs: number;
+}
+
+/** The statement of countLiveJobs (the plan test explains it). */
+export function liveJobCountsStatement(tenant?: string): { text: string; values: unknown[] } {
+  const where = tenant === undefined ? 'AND tenant_id <> $1' : 'AND tenant_id = $1';
+  return {
+    text: `${stateCountsSql(['tenant_id', 'resource_class'], where, where)} ORDER BY 2, 3, 1`,
+    values: [tenant ?? CANARY_TENANT],
+  };
+}
+
+/**
+ * Live jobs and dead letters by tenant, state and class (of one tenant, or of every tenant but the
+ * canaries'), each from an index alone (stateCountsSql).
+ */
+export async function countLiveJobs(db: Queryable, tenant?: string): Promise<TenantJobCount[]> {
+  const { text, values } = liveJobCountsStatement(tenant);
+  const r = await db.query<{
+    state: TenantJobCount['state'];
+    tenant_id: string;
+    resource_class: string;
+    n: string;
+  }>(text, values);
+  return r.rows.map((x) => ({
+    tenant: x.tenant_id,
+    state: x.state,
+    resourceClass: x.resource_class,
+    jobs: Number(x.n),
+  }));
+}
+
+/**
  * The gauges' readings in one round trip, each from an index alone (migration 0011): the live
- * index holds only in-flight jobs, the failed index only dead letters, and the SCHEDULED index is
+ * index holds only in-flight jobs, the failed index only dead letters (stateCountsSql), and the SCHEDULED index is
  * read per shard (`shard = ANY`: a descent per shard) over the overdue range and the forecast's
  * horizon only. Counting every SCHEDULED job reads that whole partial index: bounded by the jobs
  * waiting, never by the history. Canaries are not tenant work and are left out.
@@ -40,14 +93,9 @@ export async function readJobGauges(
     extra: number[] | null;
   }>(
     `WITH t AS (SELECT now() AS now)
-     SELECT 'live' AS kind, state, resource_class AS cls, count(*)::text AS n, NULL::float8[] AS extra
-       FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND tenant_id <> $3 GROUP BY state, resource_class
-     UNION ALL
-     SELECT 'live', 'SCHEDULED', resource_class, count(*)::text, NULL
-       FROM jobs WHERE state = 'SCHEDULED' AND tenant_id <> $3 GROUP BY resource_class
-     UNION ALL
-     SELECT 'failed', NULL, resource_class, count(*)::text, NULL
-       FROM jobs WHERE state = 'FAILED' GROUP BY resource_class
+     SELECT CASE WHEN state = 'FAILED' THEN 'failed' ELSE 'live' END AS kind, state,
+            resource_class AS cls, n, NULL::float8[] AS extra
+       FROM (${stateCountsSql(['resource_class'], 'AND tenant_id <> $3', '')}) c
      UNION ALL
      SELECT 'overdue', NULL, resource_class, '0',
             ARRAY[extract(epoch FROM (SELECT now FROM t) - min(due_at))::float8]

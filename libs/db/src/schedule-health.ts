@@ -148,16 +148,18 @@ export interface SlaBreach {
 }
 
 /**
- * Active schedules in breach: a run judged late since the SLA was set, and no run of a later
- * occurrence succeeded since (as slaBreached in core).
+ * Active schedules in breach (of one tenant, or of all): a run judged late since the SLA was set,
+ * and no run of a later occurrence succeeded since (as slaBreached in core).
  */
-export async function schedulesInBreach(db: Queryable): Promise<SlaBreach[]> {
+export async function schedulesInBreach(db: Queryable, tenant?: string): Promise<SlaBreach[]> {
   const r = await db.query<{ id: string; tenant_id: string; sla_ms: number; late_occurrence_at: Date }>(
     `SELECT s.id, s.tenant_id, s.sla_ms, h.late_occurrence_at
      FROM schedule_health h JOIN schedules s ON s.id = h.schedule_id
      WHERE h.late_occurrence_at > COALESCE(h.last_success_occurrence_at, '-infinity')
        AND s.state = 'ACTIVE' AND s.sla_ms IS NOT NULL AND h.late_occurrence_at >= s.sla_since
+       ${tenant === undefined ? '' : 'AND s.tenant_id = $1'}
      ORDER BY s.id`,
+    tenant === undefined ? [] : [tenant],
   );
   return r.rows.map((row) => ({
     scheduleId: row.id,
