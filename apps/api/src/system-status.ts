@@ -33,7 +33,7 @@ export async function readSystemStatus(s: StatusSources): Promise<SystemStatus> 
   let groups: GroupStatus[] = [];
   const services = await Promise.all([
     probe('postgresql', timeoutMs, async () => {
-      const r = await s.pool.query<{ v: string }>('SHOW server_version');
+      const r = await s.pool.query<{ v: string }>("SELECT current_setting('server_version') AS v");
       return `PostgreSQL ${r.rows[0]?.v ?? '?'}`;
     }),
     probe('kafka', timeoutMs, async () => {

@@ -133,6 +133,8 @@ export interface SystemStatus {
 
 /** `GET /v1/overview`: what the console's first page shows, in one answer. */
 export interface Overview {
+  /** When it was read (the API's clock). */
+  readonly at: string;
   /** Live jobs (SCHEDULED, QUEUED, RUNNING, FAILED) by tenant, class and state. */
   readonly jobs: readonly {
     readonly tenant: string;

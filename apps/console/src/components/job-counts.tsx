@@ -1,3 +1,4 @@
+import { TableWrap } from './table-wrap.js';
 import type { Overview } from '../api/types.js';
 
 const LIVE = ['SCHEDULED', 'QUEUED', 'RUNNING', 'FAILED'] as const;
@@ -13,7 +14,7 @@ export function JobCounts({ jobs }: { jobs: Overview['jobs'] }) {
     rows.set(key, row);
   }
   return (
-    <div class="table-wrap">
+    <TableWrap label="Live jobs">
       <table>
         <thead>
           <tr>
@@ -45,6 +46,6 @@ export function JobCounts({ jobs }: { jobs: Overview['jobs'] }) {
             })}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

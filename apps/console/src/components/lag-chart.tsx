@@ -19,11 +19,15 @@ function chartData(series: Series): uPlot.AlignedData {
   return [times, ...columns];
 }
 
-function options(series: Series, width: number): uPlot.Options {
+function options(series: Series, width: number, range: [number, number]): uPlot.Options {
   return {
     width,
     height: 260,
-    scales: { x: { time: true } },
+    // The whole period on the axis, whatever minutes had dispatches.
+    scales: {
+      x: { time: true, range: () => range },
+      y: { range: (_u, _min, max) => [0, Math.max(10, max)] },
+    },
     axes: [{}, { label: 'ms', size: 60 }],
     series: [
       {},
@@ -42,20 +46,20 @@ function options(series: Series, width: number): uPlot.Options {
  * Dispatch lag p50 (solid) and p99 (dashed) per class over time. The canvas is described for
  * screen readers and the same figures are in the table below it.
  */
-export function LagChart({ series }: { series: Series }) {
+export function LagChart({ series, from, to }: { series: Series; from: number; to: number }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
     if (!el || series.length === 0) return undefined;
-    const plot = new uPlot(options(series, el.clientWidth || 600), chartData(series), el);
+    const plot = new uPlot(options(series, el.clientWidth || 600, [from, to]), chartData(series), el);
     const resize = new ResizeObserver(() => plot.setSize({ width: el.clientWidth, height: 260 }));
     resize.observe(el);
     return () => {
       resize.disconnect();
       plot.destroy();
     };
-  }, [series]);
-  if (series.length === 0) return <p>No job was dispatched in this period.</p>;
+  }, [series, from, to]);
+  if (series.every((s) => s.points.length === 0)) return <p>No job was dispatched in this period.</p>;
   return (
     <div
       ref={box}

@@ -1,3 +1,4 @@
+import { TableWrap } from './table-wrap.js';
 import type { Overview } from '../api/types.js';
 import { duration } from './time.js';
 
@@ -5,7 +6,7 @@ import { duration } from './time.js';
 export function LagTable({ series }: { series: Overview['dispatch_lag'] }) {
   if (series.length === 0) return null;
   return (
-    <div class="table-wrap">
+    <TableWrap label="Dispatch lag per class">
       <table>
         <caption class="visually-hidden">Dispatch lag per class</caption>
         <thead>
@@ -41,6 +42,6 @@ export function LagTable({ series }: { series: Overview['dispatch_lag'] }) {
           })}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

@@ -1,3 +1,4 @@
+import { TableWrap } from './table-wrap.js';
 import type { Overview, SystemStatus } from '../api/types.js';
 import { StateBadge } from './state-badge.js';
 import { duration, Time } from './time.js';
@@ -24,7 +25,7 @@ export function AlertList({ alerts }: { alerts: Overview['alerts'] }) {
 export function CanaryTable({ canaries }: { canaries: Overview['canaries'] }) {
   if (canaries.length === 0) return <p>No canary has run yet.</p>;
   return (
-    <div class="table-wrap">
+    <TableWrap label="Canaries">
       <table>
         <thead>
           <tr>
@@ -49,7 +50,7 @@ export function CanaryTable({ canaries }: { canaries: Overview['canaries'] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
@@ -74,7 +75,7 @@ export function PostgresOnly({ partitions }: { partitions: Overview['postgres_on
 /** Each Kairos consumer group: its members (the app instances) and how far behind it is. */
 export function ConsumerLag({ status }: { status: SystemStatus }) {
   return (
-    <div class="table-wrap">
+    <TableWrap label="Consumer groups">
       <table>
         <thead>
           <tr>
@@ -98,6 +99,6 @@ export function ConsumerLag({ status }: { status: SystemStatus }) {
       <p class="muted">
         {status.services.map((s) => `${s.name}: ${s.ok ? 'up' : 'DOWN'} (${s.detail})`).join(' · ')}
       </p>
-    </div>
+    </TableWrap>
   );
 }

@@ -10,6 +10,7 @@ import { useSession } from '../context.js';
 import { useResource } from '../hooks/use-resource.js';
 
 const REFRESH_MS = 10_000;
+const MINUTES = 60;
 
 /**
  * The state of the deployment at a glance: alerts and canaries, PostgreSQL-only partitions, live
@@ -19,7 +20,7 @@ export function Overview() {
   const s = useSession();
   const tenant = s.admin ? s.tenant : undefined;
   const overview = useResource(
-    () => api.get<OverviewData>('/v1/overview', { tenant, minutes: 60 }),
+    () => api.get<OverviewData>('/v1/overview', { tenant, minutes: MINUTES }),
     [tenant],
     REFRESH_MS,
   );
@@ -43,7 +44,11 @@ export function Overview() {
           </section>
           <section aria-labelledby="lag">
             <h2 id="lag">Dispatch lag, last hour</h2>
-            <LagChart series={o.dispatch_lag} />
+            <LagChart
+              series={o.dispatch_lag}
+              from={Date.parse(o.at) / 1000 - MINUTES * 60}
+              to={Date.parse(o.at) / 1000}
+            />
             <LagTable series={o.dispatch_lag} />
           </section>
           <section aria-labelledby="jobs">
