@@ -21,9 +21,8 @@ import {
   startOutboxRelay,
   topicNames,
 } from '@kairos/kafka';
-import { serveMetrics } from '@kairos/http';
+import { postgresCheck, startOpsServer } from '@kairos/http';
 import { createHttpMetrics, createLogger, startOtelExport } from '@kairos/observability';
-import Fastify from 'fastify';
 import { defaultConsoleDir } from './console-routes.js';
 import { createApiServer } from './server.js';
 
@@ -92,10 +91,14 @@ runMain(async () => {
     canary: { intervalMs: canaryIntervalMs, stallMs: canaryStallMs },
     ...auth,
   });
-  // Prometheus only, on a port of its own: the API port keeps every route but health behind a key.
-  const metricsServer = Fastify({ logger: false });
-  serveMetrics(metricsServer, metrics);
-  const metricsUrl = await metricsServer.listen({ host: metricsHost, port: metricsPort });
+  // The operations port (metrics, probes) of every app: the API port keeps its routes behind a key.
+  const metricsServer = await startOpsServer({
+    host: metricsHost,
+    port: metricsPort,
+    metrics,
+    checks: [postgresCheck(pool), ...readiness],
+  });
+  const metricsUrl = metricsServer.url;
   const url = await app.listen({ host, port });
   log.info({ url, metricsUrl }, 'api listening');
   onShutdown(async () => {
