@@ -18,6 +18,9 @@ beforeAll(() => buildConsole(root), 120_000);
 
 const DAY = 86_400_000;
 
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const poll = <T>(f: () => T | Promise<T>, timeout = 10_000) => expect.poll(f, { timeout });
+
 /** Twelve far-off report jobs, two emails, one job that fails once then succeeds, one that fails for good. */
 async function seed(p: Pipeline) {
   const later = new Date(Date.now() + DAY).toISOString();
@@ -58,11 +61,14 @@ async function pickAcme(page: Page) {
   await page.getByRole('button', { name: 'Show' }).click();
 }
 
-/** The ids of the jobs the table shows, in order (each row's link is labelled `job <id>`). */
-async function rowIds(page: Page): Promise<string[]> {
-  const links = await page.getByRole('link', { name: /^job / }).all();
-  return Promise.all(links.map(async (l) => ((await l.getAttribute('aria-label')) ?? '').slice(4)));
-}
+/** The attribute an element has; the tests' type-check has no DOM library. */
+type Attributed = { getAttribute(name: string): string | null };
+
+/** The ids of the jobs the table shows, in order (each row's link is labelled `job <id>`); read in one go. */
+const rowIds = (page: Page): Promise<string[]> =>
+  page
+    .getByRole('link', { name: /^job / })
+    .evaluateAll((links: Attributed[]) => links.map((l) => (l.getAttribute('aria-label') ?? '').slice(4)));
 
 async function apiJob(p: Pipeline, id: string): Promise<{ state: string; due_at: string }> {
   const res = await fetch(`${p.apiUrl}/v1/jobs/${id}`, { headers: { authorization: `Bearer ${p.apiKey}` } });
@@ -82,7 +88,7 @@ async function searchAndPage(page: Page, p: Pipeline, reports: readonly string[]
   await page.getByLabel('State').selectOption('SCHEDULED');
   await page.getByLabel('Type').fill('report.build');
   await page.getByRole('button', { name: 'Search' }).click();
-  await expect.poll(() => rowIds(page)).toHaveLength(12);
+  await poll(() => rowIds(page)).toHaveLength(12);
   expect(new URL(page.url()).searchParams.get('state')).toBe('SCHEDULED');
   expect(new URL(page.url()).searchParams.get('type')).toBe('report.build');
   expect(new Set(await rowIds(page))).toEqual(new Set(reports));
@@ -91,22 +97,35 @@ async function searchAndPage(page: Page, p: Pipeline, reports: readonly string[]
   const seen: string[][] = [];
   for (const count of [5, 5, 2]) {
     if (seen.length > 0) await page.getByRole('button', { name: 'Next page' }).click();
-    await expect.poll(() => page.getByText(`Page ${seen.length + 1}`).count()).toBe(1);
-    await expect.poll(() => rowIds(page)).not.toEqual(seen.at(-1) ?? []);
-    await expect.poll(() => page.locator('section[aria-busy="true"]').count()).toBe(0);
+    await poll(() => page.getByText(`Page ${seen.length + 1}`).count()).toBe(1);
+    await poll(() => rowIds(page)).not.toEqual(seen.at(-1) ?? []);
+    await poll(() => page.locator('section[aria-busy="true"]').count()).toBe(0);
     expect(await rowIds(page)).toHaveLength(count);
     seen.push(await rowIds(page));
   }
   expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
   expect(new Set(seen.flat())).toEqual(new Set(reports));
   await page.getByRole('button', { name: 'Previous page' }).click();
-  await expect.poll(() => rowIds(page)).toEqual(seen[1]);
+  await poll(() => rowIds(page)).toEqual(seen[1]);
   expect(new URL(page.url()).searchParams.get('limit')).toBe('5');
 
   await page.getByLabel('Schedule id').fill('not-a-uuid');
   await page.getByRole('button', { name: 'Search' }).click();
-  await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/VALIDATION.*schedule_id/);
+  await poll(() => page.getByRole('alert').textContent()).toMatch(/VALIDATION.*schedule_id/);
   expect(await page.getByLabel('Schedule id').getAttribute('aria-invalid')).toBe('true');
+}
+
+/** With Live on, a job created meanwhile shows up without a reload, and the time of the update. */
+async function liveRefresh(page: Page, p: Pipeline) {
+  await page.goto(`${p.apiUrl}/console/jobs?type=late.arrival`);
+  await page.getByText('No jobs match.').waitFor();
+  await page.getByRole('switch', { name: /Live/ }).check();
+  expect(new URL(page.url()).searchParams.get('live')).toBe('1');
+  const [late] = await p.commands.createJobs([
+    { tenant: 'acme', type: 'late.arrival', resource_class: 'io', delay_ms: DAY },
+  ]);
+  await poll(() => rowIds(page), 15_000).toEqual([late!.job.id]);
+  expect(await page.locator('.live [aria-live="polite"]').textContent()).toMatch(/^updated \d\d:\d\d:\d\d$/);
 }
 
 test('the jobs pages find jobs by filter, page through them, show a job whole, cancel and reschedule', async () => {
@@ -120,13 +139,14 @@ test('the jobs pages find jobs by filter, page through them, show a job whole, c
   const page = desk.page;
   await logIn(page, p.apiUrl, p.apiKey);
   await searchAndPage(page, p, reports);
+  await liveRefresh(page, p);
 
   // Open a job from the list: its timeline, both attempts (the first failed) and its payload.
   await page.goto(`${p.apiUrl}/console/jobs?type=flaky.task`);
   await page.getByRole('link', { name: `job ${flaky}` }).click();
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   const timeline = page.locator('ol.timeline');
-  await expect.poll(() => timeline.textContent()).toMatch(/Finished \(SUCCEEDED\)/);
+  await poll(() => timeline.textContent()).toMatch(/Finished \(SUCCEEDED\)/);
   expect(await timeline.textContent()).toMatch(/dispatch lag \(due → dispatched\): \d/);
   const attempts = page.locator('section', { has: page.getByRole('heading', { name: 'Attempts' }) });
   expect(await attempts.locator('tbody tr').count()).toBe(2);
@@ -165,13 +185,13 @@ test('the jobs pages find jobs by filter, page through them, show a job whole, c
 
   // Both pages at both widths: no serious accessibility violation.
   await page.goto(`${p.apiUrl}/console/jobs?type=report.build,email.send`);
-  await expect.poll(() => rowIds(page)).toHaveLength(14);
+  await poll(() => rowIds(page)).toHaveLength(14);
   await checkA11y(page, 'jobs', 'desktop');
   const phone = await consolePage(browser, 'phone');
   await logIn(phone.page, p.apiUrl, p.apiKey);
   await pickAcme(phone.page);
   await phone.page.goto(`${p.apiUrl}/console/jobs?type=report.build,email.send`);
-  await expect.poll(() => rowIds(phone.page)).toHaveLength(14);
+  await poll(() => rowIds(phone.page)).toHaveLength(14);
   await checkA11y(phone.page, 'jobs', 'phone');
   await phone.page.goto(`${p.apiUrl}/console/jobs/${flaky}`);
   await phone.page.locator('ol.timeline').waitFor();
