@@ -19,6 +19,7 @@ function CancelJob({ job, onDone }: { job: Job; onDone: (j: Job) => void }) {
       label="Cancel job"
       title="Cancel this job?"
       confirm="Cancel the job"
+      dismiss="Keep the job"
       danger
       action={async () => onDone(await api.del<Job>(`/v1/jobs/${encodeURIComponent(job.id)}`))}
     >
