@@ -1,5 +1,6 @@
 import type { Attempt } from '../api/types.js';
 import { TableHead } from './table-head.js';
+import { TableWrap } from './table-wrap.js';
 import { duration, span, Time } from './time.js';
 
 const COLUMNS = [
@@ -31,8 +32,7 @@ function Failure({ a }: { a: Attempt }) {
 export function AttemptsTable({ attempts }: { attempts: readonly Attempt[] }) {
   if (attempts.length === 0) return <p>No attempt yet: the job has not been dispatched.</p>;
   return (
-    // Scrolls sideways when narrow: focusable (and named) so a keyboard can scroll it.
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Attempts">
+    <TableWrap label="Attempts">
       <table class="striped">
         <caption class="visually-hidden">Attempts, first first</caption>
         <TableHead columns={COLUMNS} />
@@ -65,6 +65,6 @@ export function AttemptsTable({ attempts }: { attempts: readonly Attempt[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

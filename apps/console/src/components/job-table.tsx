@@ -3,6 +3,7 @@ import { shortId } from '../ids.js';
 import { paths } from '../paths.js';
 import { StateBadge } from './state-badge.js';
 import { TableHead } from './table-head.js';
+import { TableWrap } from './table-wrap.js';
 import { Time } from './time.js';
 
 const COLUMNS = ['Job', 'State', 'Type', 'Class', 'Due', 'Attempt', 'Last error'];
@@ -11,8 +12,7 @@ const COLUMNS = ['Job', 'State', 'Type', 'Class', 'Due', 'Attempt', 'Last error'
 export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: string }) {
   if (jobs.length === 0) return <p>No jobs match.</p>;
   return (
-    // Scrolls sideways when narrow: focusable (and named) so a keyboard can scroll it.
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
+    <TableWrap label={caption}>
       <table class="striped">
         <caption class="visually-hidden">{caption}</caption>
         <TableHead columns={COLUMNS} />
@@ -42,7 +42,7 @@ export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: str
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
