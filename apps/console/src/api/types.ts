@@ -13,6 +13,9 @@ export const JOB_STATES = [
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/** States a job never leaves: nothing more will happen to it (it can only be run again). */
+export const TERMINAL_STATES = new Set<JobState>(['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED', 'SKIPPED']);
+
 export interface Whoami {
   readonly key_id: string;
   readonly name: string;
@@ -32,6 +35,7 @@ export interface Job {
   readonly deadline_at: string | null;
   readonly idempotency_key: string | null;
   readonly max_attempts: number;
+  readonly retry: { readonly base_ms: number; readonly cap_ms: number; readonly jitter_ms: number };
   readonly attempt: number;
   readonly fence: number;
   readonly version: number;
@@ -66,6 +70,12 @@ export interface Attempt {
   readonly started_at: string | null;
   readonly finished_at: string | null;
   readonly suppressed: boolean;
+}
+
+export interface AttemptList {
+  readonly job_id: string;
+  /** First first. */
+  readonly attempts: readonly Attempt[];
 }
 
 export interface FireTime {

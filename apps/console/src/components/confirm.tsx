@@ -10,6 +10,8 @@ export interface ConfirmProps {
   readonly children?: ComponentChildren;
   /** The confirming button's label. */
   readonly confirm: string;
+  /** The closing button's label (default Cancel; say "Keep the job" when the action cancels). */
+  readonly dismiss?: string;
   /** Runs on confirm; its error is shown in the dialog, which then stays open. */
   readonly action: () => Promise<void>;
   readonly danger?: boolean;
@@ -63,7 +65,7 @@ export function Confirm(p: ConfirmProps) {
           <ErrorNote error={error} />
           <footer>
             <button type="button" class="secondary" onClick={() => setOpen(false)}>
-              Cancel
+              {p.dismiss ?? 'Cancel'}
             </button>{' '}
             <button type="button" aria-busy={busy} disabled={busy} onClick={() => void run()}>
               {p.confirm}

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { JOB_STATES } from '../api/types.js';
+import { fromLocalInput, toLocalInput } from './time.js';
 
 /** The job search's filters as the API names them (`GET /v1/jobs`, `GET /v1/dead-letters`). */
 export type Filters = Record<string, string>;
@@ -28,22 +29,29 @@ const FIELDS: readonly Field[] = [
   { name: 'finished_before', label: 'Finished before', kind: 'datetime' },
 ];
 
-/** `datetime-local` input value (local time) ⇄ the API's ISO instant. */
-const toLocalInput = (iso: string) => {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
-};
-const fromLocalInput = (v: string) => (v ? new Date(v).toISOString() : '');
+interface InputProps {
+  readonly f: Field;
+  readonly value: string;
+  readonly set: (v: string) => void;
+  /** The API named this filter in its 400 answer. */
+  readonly invalid: boolean;
+}
 
-function Input({ f, value, set }: { f: Field; value: string; set: (v: string) => void }) {
+function Input({ f, value, set, invalid }: InputProps) {
   const id = `filter-${f.name}`;
+  const bad = invalid ? true : undefined;
   const options = f.kind === 'state' ? JOB_STATES : f.kind === 'failure' ? FAILURE_CLASSES : undefined;
   return (
     <label for={id}>
       {f.label}
       {options ? (
-        <select id={id} name={f.name} value={value} onChange={(e) => set(e.currentTarget.value)}>
+        <select
+          id={id}
+          name={f.name}
+          aria-invalid={bad}
+          value={value}
+          onChange={(e) => set(e.currentTarget.value)}
+        >
           <option value="">any</option>
           {options.map((o) => (
             <option key={o} value={o}>
@@ -55,6 +63,7 @@ function Input({ f, value, set }: { f: Field; value: string; set: (v: string) =>
         <input
           id={id}
           name={f.name}
+          aria-invalid={bad}
           type="datetime-local"
           step={1}
           value={value ? toLocalInput(value) : ''}
@@ -64,6 +73,7 @@ function Input({ f, value, set }: { f: Field; value: string; set: (v: string) =>
         <input
           id={id}
           name={f.name}
+          aria-invalid={bad}
           value={value}
           placeholder={f.hint}
           onInput={(e) => set(e.currentTarget.value)}
@@ -81,6 +91,8 @@ export function JobFilters(p: {
   readonly value: Filters;
   readonly onApply: (f: Filters) => void;
   readonly omit?: readonly string[];
+  /** Filters the API refused (the field names of its 400 answer), marked aria-invalid. */
+  readonly invalid?: readonly string[];
 }) {
   const [draft, setDraft] = useState<Filters>(p.value);
   useEffect(() => setDraft(p.value), [p.value]);
@@ -102,6 +114,7 @@ export function JobFilters(p: {
             key={f.name}
             f={f}
             value={draft[f.name] ?? ''}
+            invalid={p.invalid?.includes(f.name) ?? false}
             set={(v) => setDraft({ ...draft, [f.name]: v })}
           />
         ))}

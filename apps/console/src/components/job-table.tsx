@@ -1,32 +1,27 @@
 import type { Job } from '../api/types.js';
+import { shortId } from '../ids.js';
 import { paths } from '../paths.js';
 import { StateBadge } from './state-badge.js';
+import { TableHead } from './table-head.js';
+import { TableWrap } from './table-wrap.js';
 import { Time } from './time.js';
+
+const COLUMNS = ['Job', 'State', 'Type', 'Class', 'Due', 'Attempt', 'Last error'];
 
 /** A page of jobs: each row links to the job's page. */
 export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: string }) {
   if (jobs.length === 0) return <p>No jobs match.</p>;
   return (
-    <div class="table-wrap">
+    <TableWrap label={caption}>
       <table class="striped">
         <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Job</th>
-            <th scope="col">State</th>
-            <th scope="col">Type</th>
-            <th scope="col">Class</th>
-            <th scope="col">Due</th>
-            <th scope="col">Attempt</th>
-            <th scope="col">Last error</th>
-          </tr>
-        </thead>
+        <TableHead columns={COLUMNS} />
         <tbody>
           {jobs.map((j) => (
             <tr key={j.id}>
               <td>
                 <a href={paths.job(j.id)} class="mono" aria-label={`job ${j.id}`}>
-                  {j.id.slice(0, 8)}…
+                  {shortId(j.id)}
                 </a>
               </td>
               <td>
@@ -47,7 +42,7 @@ export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: str
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

@@ -23,3 +23,16 @@ export function duration(ms: number): string {
   if (v < 3_600_000) return `${sign}${(v / 60_000).toFixed(1)} min`;
   return `${sign}${(v / 3_600_000).toFixed(1)} h`;
 }
+
+/** The local wall-clock time `hh:mm:ss` (of a refresh, say). */
+export function clock(ms: number): string {
+  return new Date(ms).toLocaleTimeString(undefined, { hour12: false });
+}
+
+/** `datetime-local` input value (local time) ⇄ the API's ISO instant. */
+export const toLocalInput = (iso: string) => {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+};
+export const fromLocalInput = (v: string) => (v ? new Date(v).toISOString() : '');

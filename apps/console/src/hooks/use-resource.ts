@@ -4,6 +4,8 @@ export interface Resource<T> {
   readonly data: T | undefined;
   readonly error: Error | undefined;
   readonly loading: boolean;
+  /** When the last successful load arrived (ms since the epoch), for an "updated at" note. */
+  readonly updatedAt: number | undefined;
   /** Loads again now (after an action, or by the user). */
   readonly reload: () => void;
 }
@@ -21,6 +23,7 @@ export function useResource<T>(
   const [data, setData] = useState<T>();
   const [error, setError] = useState<Error>();
   const [loading, setLoading] = useState(true);
+  const [updatedAt, setUpdatedAt] = useState<number>();
   const generation = useRef(0);
   const loadRef = useRef(load);
   loadRef.current = load;
@@ -32,6 +35,7 @@ export function useResource<T>(
       (d) => {
         if (mine !== generation.current) return;
         setData(d);
+        setUpdatedAt(Date.now());
         setError(undefined);
         setLoading(false);
       },
@@ -53,5 +57,5 @@ export function useResource<T>(
     return () => clearInterval(timer);
   }, [refreshMs, run]);
 
-  return { data, error, loading, reload: run };
+  return { data, error, loading, updatedAt, reload: run };
 }
