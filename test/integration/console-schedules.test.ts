@@ -25,6 +25,12 @@ const DST_SPEC = {
   job: { type: 'report.nightly', resource_class: 'default' },
   dst: { overlap: 'both' },
 };
+// Daily at 02:30 New York, skipping the time on the spring-forward day: the preview just lacks it.
+const SKIP_SPEC = {
+  ...DST_SPEC,
+  cron: '30 2 * * *',
+  job: { type: 'report.skip', resource_class: 'default' },
+};
 const SLA_SPEC = {
   tenant: 'acme',
   cron: '0 9 * * *',
@@ -48,6 +54,12 @@ async function checked(page: Page, name: string, width: Width, problems: string[
   await screenshots()(page, name, width);
   expect(await seriousA11yViolations(page)).toEqual([]);
   expect(problems).toEqual([]);
+}
+
+/** Loads `url` once the page's requests are answered (leaving earlier would abort them: a problem). */
+async function visit(page: Page, url: string): Promise<void> {
+  await expect.poll(() => page.locator('[aria-busy="true"]').count(), { timeout: 15_000 }).toBe(0);
+  await page.goto(url);
 }
 
 /** Opens the dialog of `button`, runs `fill` in it, confirms with `confirm`. */
@@ -99,7 +111,9 @@ async function triggerAndBackfill(page: Page, p: Pipeline, id: string): Promise<
   await page.getByLabel('To (exclusive, not in the future)').fill(daysAgo(1));
   await page.getByRole('dialog').getByRole('button', { name: 'Backfill range' }).click();
   await page.getByText('Backfill: 4 requested, 4 created, 0 already backfilled').waitFor();
-  await expect.poll(() => runs.getByRole('cell', { name: 'backfill', exact: true }).count()).toBe(4);
+  await expect
+    .poll(() => runs.getByRole('cell', { name: 'backfill', exact: true }).count(), { timeout: 15_000 })
+    .toBe(4);
   const listed = (await api<{ runs: RunView[] }>(p, 'GET', `/v1/schedules/${id}/runs`)).json.runs;
   expect(listed.filter((r) => r.occurrence?.kind === 'backfill')).toHaveLength(4);
 }
@@ -112,6 +126,7 @@ test('schedules pages: list, DST marks in the preview, pause, resume, trigger, b
   await worker.start();
   const dst = await createSchedule(p, DST_SPEC);
   await createSchedule(p, SLA_SPEC);
+  const skip = await createSchedule(p, { ...SKIP_SPEC, dst: { gap: 'skip' } });
   const browser = await launchBrowser();
   onTestFinished(() => browser.close());
 
@@ -131,15 +146,21 @@ test('schedules pages: list, DST marks in the preview, pause, resume, trigger, b
   await checked(page, 'schedule', 'desktop', problems);
 
   // The SLA schedule's health and its dead-man's switch.
-  await page.goto(`${p.apiUrl}/console/schedules?state=ACTIVE`);
+  await visit(page, `${p.apiUrl}/console/schedules?state=ACTIVE`);
   await page.getByRole('link', { name: /schedule sync\.daily/ }).click();
   await page.getByText('succeed within 15.0 min of the fire time').waitFor();
+  // The preview of a skipping schedule, its range in the URL: the day after the gap is marked.
+  await visit(page, `${p.apiUrl}/console/schedules/${skip.id}?from=2027-03-13&count=3`);
+  await page.getByText('clocks changed since the previous time (UTC−05:00 → UTC−04:00)').waitFor();
+  await page.getByText('skipped (DST gap): with dst.gap "skip"', { exact: false }).waitFor();
+  const day = (d: string) => page.getByRole('cell', { name: new RegExp(`^2027-03-${d} 02:30:00`) }).count();
+  expect([await day('13'), await day('14'), await day('15')]).toEqual([1, 0, 1]);
   expect(problems).toEqual([]);
 
   const phone = await consolePage(browser, 'phone');
   await openList(phone.page, p);
   await checked(phone.page, 'schedules', 'phone', phone.problems);
-  await phone.page.goto(`${p.apiUrl}/console/schedules/${dst.id}?from=2027-11-06&count=6`);
+  await visit(phone.page, `${p.apiUrl}/console/schedules/${dst.id}?from=2027-11-06&count=6`);
   await phone.page.getByText('repeated hour (DST overlap): the later of the two').waitFor();
   await checked(phone.page, 'schedule', 'phone', phone.problems);
 });

@@ -79,8 +79,14 @@ function FireRow({ f, prev, s }: { f: FireTime; prev: FireTime | undefined; s: S
   const notes = dstNotes(f, prev, s.dst?.gap ?? 'shift');
   return (
     <tr class={notes.length > 0 ? 'dst-row' : undefined}>
+      {/* The marks sit under the time they qualify, so a phone shows them without scrolling. */}
       <td>
         <ZoneTime local={f.local} />
+        {notes.map((n) => (
+          <strong key={n} class="dst-mark">
+            {n}
+          </strong>
+        ))}
       </td>
       <td>
         <Time at={f.instant} />
@@ -90,17 +96,6 @@ function FireRow({ f, prev, s }: { f: FireTime; prev: FireTime | undefined; s: S
           <Time at={f.fire_at} />
         </td>
       )}
-      <td>
-        {notes.length === 0 ? (
-          <span class="muted">—</span>
-        ) : (
-          notes.map((n) => (
-            <strong key={n} class="dst-mark">
-              {n}
-            </strong>
-          ))
-        )}
-      </td>
     </tr>
   );
 }
@@ -132,10 +127,9 @@ export function FireTimes({ s, q, tick }: { s: Schedule; q: QueryState; tick: nu
           <caption class="visually-hidden">Next fire times in {s.time_zone}</caption>
           <thead>
             <tr>
-              <th scope="col">In {s.time_zone}</th>
+              <th scope="col">In {s.time_zone} (DST marked)</th>
               <th scope="col">Your time</th>
               {(s.jitter_ms ?? 0) > 0 && <th scope="col">Fires at (with jitter)</th>}
-              <th scope="col">DST</th>
             </tr>
           </thead>
           <tbody>

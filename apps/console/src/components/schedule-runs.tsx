@@ -63,7 +63,7 @@ export function ScheduleRuns(p: { id: string; q: QueryState; tick: number; live:
     <section aria-labelledby="runs">
       <h2 id="runs">Runs</h2>
       <ErrorNote error={r.error} />
-      <div class="table-wrap" aria-busy={r.loading && !r.data} aria-live="polite">
+      <div class="table-wrap" aria-busy={r.loading} aria-live="polite">
         {r.data && runs.length === 0 ? (
           <p>No runs yet.</p>
         ) : (

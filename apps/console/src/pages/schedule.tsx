@@ -37,7 +37,7 @@ export function SchedulePage({ id }: { id: string }) {
       {!s && !r.error && <p aria-busy="true">Loading…</p>}
       {s && (
         <>
-          <div class="grid-cards" aria-live="polite">
+          <div class="grid-cards" aria-busy={r.loading} aria-live="polite">
             <ScheduleRules s={s} />
             <ScheduleHealth s={s} />
           </div>

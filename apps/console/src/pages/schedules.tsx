@@ -56,7 +56,7 @@ export function Schedules() {
         />
       </div>
       <ErrorNote error={r.error} />
-      <section aria-busy={r.loading && !r.data} aria-live="polite">
+      <section aria-busy={r.loading} aria-live="polite">
         {r.data && <ScheduleTable schedules={shown} />}
       </section>
       {r.data && (
