@@ -6,6 +6,7 @@ import { useResource } from '../hooks/use-resource.js';
 import { ErrorNote } from './error-note.js';
 import { Time } from './time.js';
 import { offsetOf, utcOffset, ZoneTime } from './zone-time.js';
+import { TableWrap } from './table-wrap.js';
 
 const minutes = (offset: string) => {
   const [h = 0, m = 0] = offset.slice(1).split(':').map(Number);
@@ -114,30 +115,24 @@ export function FireTimes({ s, q, tick }: { s: Schedule; q: QueryState; tick: nu
       <h2 id="fire-times">Next fire times</h2>
       <PreviewForm q={q} />
       <ErrorNote error={r.error} />
-      {/* Focusable: a phone scrolls this table sideways, by keyboard too (it holds no link). */}
-      <div
-        class="table-wrap"
-        tabIndex={0}
-        role="region"
-        aria-label="Fire times table"
-        aria-busy={r.loading}
-        aria-live="polite"
-      >
-        <table class="striped">
-          <caption class="visually-hidden">Next fire times in {s.time_zone}</caption>
-          <thead>
-            <tr>
-              <th scope="col">In {s.time_zone} (DST marked)</th>
-              <th scope="col">Your time</th>
-              {(s.jitter_ms ?? 0) > 0 && <th scope="col">Fires at (with jitter)</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {times.map((f, i) => (
-              <FireRow key={`${f.nominal}-${f.instant}`} f={f} prev={times[i - 1]} s={s} />
-            ))}
-          </tbody>
-        </table>
+      <div aria-busy={r.loading} aria-live="polite">
+        <TableWrap label="Fire time list">
+          <table class="striped">
+            <caption class="visually-hidden">Next fire times in {s.time_zone}</caption>
+            <thead>
+              <tr>
+                <th scope="col">In {s.time_zone} (DST marked)</th>
+                <th scope="col">Your time</th>
+                {(s.jitter_ms ?? 0) > 0 && <th scope="col">Fires at (with jitter)</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {times.map((f, i) => (
+                <FireRow key={`${f.nominal}-${f.instant}`} f={f} prev={times[i - 1]} s={s} />
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
       </div>
       {r.data && times.length === 0 && <p>No fire times (the schedule has ended).</p>}
     </section>

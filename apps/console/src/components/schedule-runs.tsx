@@ -7,6 +7,7 @@ import { ErrorNote } from './error-note.js';
 import { Pager } from './job-table.js';
 import { StateBadge } from './state-badge.js';
 import { Time } from './time.js';
+import { TableWrap } from './table-wrap.js';
 
 const PAGE_SIZE = 20;
 
@@ -63,30 +64,32 @@ export function ScheduleRuns(p: { id: string; q: QueryState; tick: number; live:
     <section aria-labelledby="runs">
       <h2 id="runs">Runs</h2>
       <ErrorNote error={r.error} />
-      <div class="table-wrap" aria-busy={r.loading} aria-live="polite">
+      <div aria-busy={r.loading} aria-live="polite">
         {r.data && runs.length === 0 ? (
           <p>No runs yet.</p>
         ) : (
-          <table class="striped">
-            <caption class="visually-hidden">Runs, newest occurrence first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Occurrence</th>
-                <th scope="col">Kind</th>
-                <th scope="col">State</th>
-                <th scope="col">Job</th>
-                <th scope="col">Due</th>
-                <th scope="col">Finished</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((j) => (
-                <RunRow key={j.id} j={j} />
-              ))}
-            </tbody>
-          </table>
+          <TableWrap label="Run list">
+            <table class="striped">
+              <caption class="visually-hidden">Runs, newest occurrence first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Occurrence</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Job</th>
+                  <th scope="col">Due</th>
+                  <th scope="col">Finished</th>
+                  <th scope="col">Attempt</th>
+                  <th scope="col">Last error</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.map((j) => (
+                  <RunRow key={j.id} j={j} />
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
         )}
       </div>
       <Pager

@@ -3,6 +3,7 @@ import { paths } from '../paths.js';
 import { StateBadge } from './state-badge.js';
 import { Time } from './time.js';
 import { ZoneTime } from './zone-time.js';
+import { TableWrap } from './table-wrap.js';
 
 /** Late runs, misfires and skips in one cell: each number named, not only placed. */
 export function RunRecord({ s }: { s: Schedule }) {
@@ -58,7 +59,7 @@ function Row({ s }: { s: Schedule }) {
 export function ScheduleTable({ schedules }: { schedules: readonly Schedule[] }) {
   if (schedules.length === 0) return <p>No schedules.</p>;
   return (
-    <div class="table-wrap">
+    <TableWrap label="Schedule list">
       <table class="striped">
         <caption class="visually-hidden">Schedules</caption>
         <thead>
@@ -80,6 +81,6 @@ export function ScheduleTable({ schedules }: { schedules: readonly Schedule[] })
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
