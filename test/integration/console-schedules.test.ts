@@ -86,6 +86,14 @@ async function dstMarks(page: Page): Promise<void> {
 async function pauseResume(page: Page, p: Pipeline, id: string): Promise<void> {
   const state = async () => (await api<ScheduleView>(p, 'GET', `/v1/schedules/${id}`)).json.state;
   const rules = page.getByRole('region', { name: 'Rules and state' });
+  // By keyboard: Enter opens the dialog with the focus in it, Escape leaves it, nothing changed.
+  await page.getByRole('button', { name: 'Pause', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Pause this schedule?' }).waitFor();
+  expect(await page.locator('dialog[open] :focus').count()).toBe(1);
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'hidden' });
+  expect(await state()).toBe('ACTIVE');
   await confirmed(page, 'Pause', 'Pause schedule');
   await rules.getByText('PAUSED', { exact: true }).waitFor();
   expect(await state()).toBe('PAUSED');
