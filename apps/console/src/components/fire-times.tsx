@@ -6,6 +6,7 @@ import { useResource } from '../hooks/use-resource.js';
 import { ErrorNote } from './error-note.js';
 import { Time } from './time.js';
 import { offsetOf, utcOffset, ZoneTime } from './zone-time.js';
+import { TableHead } from './table-head.js';
 import { TableWrap } from './table-wrap.js';
 
 const minutes = (offset: string) => {
@@ -110,6 +111,12 @@ export function FireTimes({ s, q, tick }: { s: Schedule; q: QueryState; tick: nu
     [s.id, after, count, tick],
   );
   const times = r.data?.fire_times ?? [];
+  const jitter = (s.jitter_ms ?? 0) > 0;
+  const columns = [
+    `In ${s.time_zone} (DST marked)`,
+    'Your time',
+    ...(jitter ? ['Fires at (with jitter)'] : []),
+  ];
   return (
     <section aria-labelledby="fire-times">
       <h2 id="fire-times">Next fire times</h2>
@@ -119,13 +126,7 @@ export function FireTimes({ s, q, tick }: { s: Schedule; q: QueryState; tick: nu
         <TableWrap label="Fire time list">
           <table class="striped">
             <caption class="visually-hidden">Next fire times in {s.time_zone}</caption>
-            <thead>
-              <tr>
-                <th scope="col">In {s.time_zone} (DST marked)</th>
-                <th scope="col">Your time</th>
-                {(s.jitter_ms ?? 0) > 0 && <th scope="col">Fires at (with jitter)</th>}
-              </tr>
-            </thead>
+            <TableHead columns={columns} />
             <tbody>
               {times.map((f, i) => (
                 <FireRow key={`${f.nominal}-${f.instant}`} f={f} prev={times[i - 1]} s={s} />

@@ -8,8 +8,11 @@ import { Pager } from './job-table.js';
 import { StateBadge } from './state-badge.js';
 import { Time } from './time.js';
 import { TableWrap } from './table-wrap.js';
+import { shortId } from '../ids.js';
+import { TableHead } from './table-head.js';
 
 const PAGE_SIZE = 20;
+const COLUMNS = ['Occurrence', 'Kind', 'State', 'Job', 'Due', 'Finished', 'Attempt', 'Last error'];
 
 function RunRow({ j }: { j: Job }) {
   return (
@@ -22,9 +25,8 @@ function RunRow({ j }: { j: Job }) {
         <StateBadge state={j.state} />
       </td>
       <td>
-        {/* The end of the id: runs made in the same second share its beginning (UUID v7). */}…
-        <a href={paths.job(j.id)} class="mono" title={j.id}>
-          {j.id.slice(-8)}
+        <a href={paths.job(j.id)} class="mono" aria-label={`job ${j.id}`}>
+          {shortId(j.id)}
         </a>
       </td>
       <td>
@@ -71,18 +73,7 @@ export function ScheduleRuns(p: { id: string; q: QueryState; tick: number; live:
           <TableWrap label="Run list">
             <table class="striped">
               <caption class="visually-hidden">Runs, newest occurrence first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Occurrence</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Job</th>
-                  <th scope="col">Due</th>
-                  <th scope="col">Finished</th>
-                  <th scope="col">Attempt</th>
-                  <th scope="col">Last error</th>
-                </tr>
-              </thead>
+              <TableHead columns={COLUMNS} />
               <tbody>
                 {runs.map((j) => (
                   <RunRow key={j.id} j={j} />

@@ -4,6 +4,8 @@ import { StateBadge } from './state-badge.js';
 import { Time } from './time.js';
 import { ZoneTime } from './zone-time.js';
 import { TableWrap } from './table-wrap.js';
+import { shortId } from '../ids.js';
+import { TableHead } from './table-head.js';
 
 /** Late runs, misfires and skips in one cell: each number named, not only placed. */
 export function RunRecord({ s }: { s: Schedule }) {
@@ -14,6 +16,18 @@ export function RunRecord({ s }: { s: Schedule }) {
   );
 }
 
+const COLUMNS = [
+  'Job type',
+  'State',
+  'Health',
+  'Next fire (zone; your time)',
+  'Cron',
+  'Zone',
+  'Class',
+  'Last success',
+  'Runs',
+];
+
 function Row({ s }: { s: Schedule }) {
   return (
     <tr>
@@ -22,8 +36,7 @@ function Row({ s }: { s: Schedule }) {
           {s.job.type}
         </a>
         <br />
-        {/* The end of the id: ids made in the same second share their beginning (UUID v7). */}
-        <span class="mono muted">…{s.id.slice(-8)}</span>
+        <span class="mono muted">{shortId(s.id)}</span>
       </td>
       <td>
         <StateBadge state={s.state} />
@@ -62,19 +75,7 @@ export function ScheduleTable({ schedules }: { schedules: readonly Schedule[] })
     <TableWrap label="Schedule list">
       <table class="striped">
         <caption class="visually-hidden">Schedules</caption>
-        <thead>
-          <tr>
-            <th scope="col">Job type</th>
-            <th scope="col">State</th>
-            <th scope="col">Health</th>
-            <th scope="col">Next fire (zone; your time)</th>
-            <th scope="col">Cron</th>
-            <th scope="col">Zone</th>
-            <th scope="col">Class</th>
-            <th scope="col">Last success</th>
-            <th scope="col">Runs</th>
-          </tr>
-        </thead>
+        <TableHead columns={COLUMNS} />
         <tbody>
           {schedules.map((s) => (
             <Row key={s.id} s={s} />
