@@ -236,7 +236,12 @@ export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleCommands
         properties: {
           from: { type: 'string', format: 'date-time' },
           to: { type: 'string', format: 'date-time' },
-          rate_per_sec: { type: 'number' },
+          // The rate is the API's setting (KAIROS_BACKFILL_RATE_PER_SEC), answered, not asked.
+          max_count: {
+            type: 'integer',
+            description:
+              'refuse a range with more occurrences (default and ceiling KAIROS_BACKFILL_MAX_COUNT)',
+          },
         },
         required: ['from', 'to'],
       },

@@ -93,9 +93,12 @@ export interface Schedule {
   readonly cron: string;
   readonly time_zone: string;
   readonly job: { readonly type: string; readonly resource_class?: string; readonly payload?: unknown };
-  readonly overlap: string;
-  readonly jitter_ms: number;
-  readonly sla_ms: number | null;
+  /** Absent: `allow`. */
+  readonly overlap?: string;
+  /** Absent: 0. */
+  readonly jitter_ms?: number;
+  /** Absent or null: no SLA. */
+  readonly sla_ms?: number | null;
   readonly state: 'ACTIVE' | 'PAUSED' | 'DELETED';
   readonly version: number;
   readonly next_fire: FireTime | null;
@@ -106,6 +109,41 @@ export interface Schedule {
   readonly skips: number;
   readonly created_at: string;
   readonly paused_at: string | null;
+  readonly start_at: string | null;
+  readonly end_at: string | null;
+  readonly updated_at: string;
+  readonly deleted_at: string | null;
+  /** DST policy (absent: the defaults, gap `shift` and overlap `first`). */
+  readonly dst?: { readonly gap?: 'shift' | 'skip'; readonly overlap?: 'first' | 'last' | 'both' };
+  /** Misfire policy (absent: `fire_latest`). */
+  readonly misfire?: { readonly kind: string; readonly max_count?: number; readonly window_ms?: number };
+  readonly misfire_tolerance_ms: number;
+  readonly misfires_skipped: number;
+}
+
+/** `GET /v1/schedules`: one page in creation order; `next_after` is the next page's `after`. */
+export interface SchedulePage {
+  readonly schedules: readonly Schedule[];
+  readonly next_after: string | null;
+}
+
+/** `GET /v1/schedules/:id/preview`. */
+export interface SchedulePreview {
+  readonly schedule_id: string;
+  readonly time_zone: string;
+  readonly state: string;
+  readonly fire_times: readonly FireTime[];
+}
+
+/** `POST /v1/schedules/:id/backfill`: how many occurrences the range had and how many ran anew. */
+export interface BackfillAnswer {
+  readonly schedule_id: string;
+  readonly requested: number;
+  readonly created: number;
+  readonly already_backfilled: number;
+  readonly rate_per_sec: number;
+  readonly first_due_at: string | null;
+  readonly last_due_at: string | null;
 }
 
 export interface Replay {

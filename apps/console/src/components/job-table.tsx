@@ -46,18 +46,20 @@ export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: str
   );
 }
 
-/** Newest first, one page at a time: the cursor of each page is kept so Back returns to it. */
+/** One page at a time (newest first unless `firstLabel` says otherwise): the cursor of each page is kept so Back returns to it. */
 export function Pager(p: {
   readonly page: number;
   readonly hasNext: boolean;
   readonly onFirst: () => void;
   readonly onPrevious: () => void;
   readonly onNext: () => void;
+  /** The first page's button (lists in creation order start with the oldest). */
+  readonly firstLabel?: string;
 }) {
   return (
     <nav aria-label="Pages" class="actions pager">
       <button type="button" class="outline" disabled={p.page === 0} onClick={p.onFirst}>
-        Newest
+        {p.firstLabel ?? 'Newest'}
       </button>
       <button type="button" class="outline" disabled={p.page === 0} onClick={p.onPrevious}>
         Previous page
