@@ -33,8 +33,9 @@ export function parseJobSearch(query: Record<string, string>): JobSearchState {
   };
 }
 
-export function jobSearchUrl(s: JobSearchState): string {
-  return withQuery(paths.jobs, {
+/** The page's address for a search state: the jobs page's, or (`base`) the dead letters'. */
+export function jobSearchUrl(s: JobSearchState, base: string = paths.jobs): string {
+  return withQuery(base, {
     ...s.filters,
     limit: s.limit === DEFAULT_PAGE_SIZE ? undefined : s.limit,
     cursor: s.cursor,

@@ -159,6 +159,40 @@ export interface Replay {
   readonly finished_at: string | null;
 }
 
+/** One action on a replay, as `replay_audit` keeps it (append-only). */
+export interface ReplayAuditEntry {
+  /** `created`, `resumed`, `cancelled` or `done`. */
+  readonly action: string;
+  /** The API key (`k_…`) or the runner that did it. */
+  readonly actor: string;
+  readonly at: string;
+  readonly detail: Record<string, unknown>;
+}
+
+/** `GET /v1/replays/{id}`: the replay with its audit trail. */
+export interface ReplayWithAudit extends Replay {
+  readonly audit: readonly ReplayAuditEntry[];
+}
+
+/** `POST /v1/dead-letters:replay` with `dry_run: true`: what would be replayed. */
+export interface ReplayPreview {
+  readonly dry_run: true;
+  readonly total: number;
+  readonly groups: readonly {
+    readonly type: string;
+    readonly resource_class: string;
+    readonly tenant: string;
+    readonly count: number;
+  }[];
+  /** A few of the selected dead letters' ids. */
+  readonly sample: readonly string[];
+}
+
+export interface DeadLetterPage {
+  readonly dead_letters: readonly Job[];
+  readonly next_cursor: string | null;
+}
+
 export interface ServiceStatus {
   readonly name: string;
   readonly ok: boolean;
