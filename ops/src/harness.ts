@@ -35,6 +35,8 @@ export interface HarnessOptions extends NamespaceSpec {
   readonly logLevel?: string;
   /** Serve the HTTP API on a random loopback port. Default: true. */
   readonly api?: boolean;
+  /** The console's built files the API serves. Default: apps/console/dist (see defaultConsoleDir). */
+  readonly consoleDir?: string;
   readonly onDispatched?: (record: HotRecord, dispatchedAtMs: number) => void;
   readonly onScheduled?: (record: HotRecord, atMs: number) => void;
   /** Delay-tier settings beyond the defaults (window, pre-dispatch, weights, ...). */
@@ -170,7 +172,7 @@ export class InProcessPipeline {
         log: this.#log('api'),
         // The harness names its groups `<prefix>delay-tier`, `<prefix>tracker`: all of the namespace.
         status: { pool: this.pool, kafka: this.kafka, registry, groupPrefix: this.#o.prefix },
-        consoleDir: defaultConsoleDir(),
+        consoleDir: this.#o.consoleDir ?? defaultConsoleDir(),
         // The overview judges canaries by the tracker's settings; none run without one.
         canary: {
           intervalMs: this.#o.canary ? (this.#o.canary.intervalMs ?? 60_000) : 0,

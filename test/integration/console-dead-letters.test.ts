@@ -1,7 +1,6 @@
-import { buildConsole } from '@kairos/ops';
 import { PermanentError } from '@kairos/worker-sdk';
 import type { Browser, Page } from 'playwright-core';
-import { beforeAll, expect, onTestFinished, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import {
   consolePage,
   launchBrowser,
@@ -16,9 +15,6 @@ import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js
 // The dead-letter pages in a real Chromium against the real stack: dead letters made by a worker
 // whose handler refuses for good, found by filter, replayed after a dry run and a confirmation;
 // the replay's progress reaches DONE with its audit trail; a bad filter starts nothing.
-
-const root = new URL('../..', import.meta.url).pathname;
-beforeAll(() => buildConsole(root), 120_000);
 
 async function apiGet<T>(p: Pipeline, path: string): Promise<T> {
   const res = await fetch(`${p.apiUrl}${path}`, { headers: { authorization: `Bearer ${p.apiKey}` } });

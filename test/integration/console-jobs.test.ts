@@ -1,7 +1,6 @@
-import { buildConsole } from '@kairos/ops';
 import { PermanentError, TransientError } from '@kairos/worker-sdk';
 import type { Page } from 'playwright-core';
-import { beforeAll, expect, onTestFinished, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import {
   consolePage,
   launchBrowser,
@@ -12,9 +11,6 @@ import {
 } from '../support/browser.js';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
-
-const root = new URL('../..', import.meta.url).pathname;
-beforeAll(() => buildConsole(root), 120_000);
 
 const DAY = 86_400_000;
 

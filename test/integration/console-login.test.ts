@@ -1,11 +1,7 @@
-import { buildConsole } from '@kairos/ops';
-import { beforeAll, expect, onTestFinished, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { consolePage, launchBrowser, logIn, screenshots, seriousA11yViolations } from '../support/browser.js';
 import { useNamespace } from '../support/namespace.js';
 import { startPipeline } from '../support/pipeline.js';
-
-const root = new URL('../..', import.meta.url).pathname;
-beforeAll(() => buildConsole(root), 120_000);
 
 test('the console refuses a wrong key, logs in with a good one (kept in the tab only) and logs out', async () => {
   const ns = await useNamespace('console-login');

@@ -1,6 +1,5 @@
-import { buildConsole } from '@kairos/ops';
 import type { Page } from 'playwright-core';
-import { beforeAll, expect, onTestFinished, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import {
   consolePage,
   launchBrowser,
@@ -12,9 +11,6 @@ import {
 import { useNamespace } from '../support/namespace.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
 import { api, createSchedule, type RunView, type ScheduleView } from '../support/schedules.js';
-
-const root = new URL('../..', import.meta.url).pathname;
-beforeAll(() => buildConsole(root), 120_000);
 
 // Daily at 01:30 and 02:30 New York: 02:30 falls in the spring-forward gap (2027-03-14) and 01:30
 // in the fall-back overlap (2027-11-07), where `both` runs the repeated hour twice.

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import {
   bootstrapTarget,
+  buildConsole,
   ensureLocalStack,
   servicesFromEnv,
   stackConfigFromEnv,
@@ -63,6 +64,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const services = env ?? tc?.services ?? (await fromLocalStack());
   log(`services from the ${services.source}`);
   project.provide('services', services);
+  // One build of the console for the browser tests, in a folder of the test run's own.
+  project.provide('consoleDir', await buildConsole(root, resolve(root, '.build', `console-${project.name}`)));
   return async () => {
     await tc?.stop();
   };

@@ -8,5 +8,7 @@ export interface Services extends HarnessServices {
 declare module 'vitest' {
   export interface ProvidedContext {
     services: Services;
+    /** The console the tests' APIs serve, built once for the run (global setup). */
+    consoleDir: string;
   }
 }

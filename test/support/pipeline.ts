@@ -1,5 +1,6 @@
 import type { HotRecord } from '@kairos/delay-tier';
 import { InProcessPipeline, type HarnessOptions } from '@kairos/ops';
+import { inject } from 'vitest';
 import type { Namespace } from './namespace.js';
 
 export const RESOURCE_CLASSES = ['critical', 'default', 'io'];
@@ -67,6 +68,7 @@ export async function startPipeline(
     prefix: ns.prefix,
     schema: ns.schema,
     resourceClasses: RESOURCE_CLASSES,
+    consoleDir: inject('consoleDir'),
     logLevel: process.env.KAIROS_TEST_LOG ?? 'warn',
     onDispatched: (record, atMs) => dispatched.push({ record, atMs }),
   });
