@@ -13,15 +13,8 @@ import { TenantNeeded } from '../components/tenant-needed.js';
 import { useSession } from '../context.js';
 import { useResource } from '../hooks/use-resource.js';
 import { paths } from '../paths.js';
-import {
-  firstPage,
-  jobSearchUrl,
-  nextPage,
-  pageIndex,
-  parseJobSearch,
-  previousPage,
-  type JobSearchState,
-} from '../job-search-url.js';
+import { firstPage, nextPage, pageIndex, previousPage } from '../cursor-trail.js';
+import { jobSearchUrl, parseJobSearch, type JobSearchState } from '../job-search-url.js';
 
 const LIVE_SECONDS = 5;
 const LIVE_MS = LIVE_SECONDS * 1000;

@@ -11,16 +11,8 @@ import { PageSize } from '../components/page-size.js';
 import { TenantNeeded } from '../components/tenant-needed.js';
 import { useSession } from '../context.js';
 import { useResource } from '../hooks/use-resource.js';
-import {
-  firstPage,
-  jobSearchUrl,
-  nextPage,
-  PAGE_SIZES,
-  pageIndex,
-  parseJobSearch,
-  previousPage,
-  type JobSearchState,
-} from '../job-search-url.js';
+import { firstPage, nextPage, pageIndex, previousPage } from '../cursor-trail.js';
+import { jobSearchUrl, PAGE_SIZES, parseJobSearch, type JobSearchState } from '../job-search-url.js';
 
 const LIVE_SECONDS = 5;
 
