@@ -4,7 +4,7 @@ import { useCursorTrail, type QueryState } from '../hooks/use-query-state.js';
 import { useResource } from '../hooks/use-resource.js';
 import { paths } from '../paths.js';
 import { ErrorNote } from './error-note.js';
-import { Pager } from './job-table.js';
+import { Pager } from './pager.js';
 import { StateBadge } from './state-badge.js';
 import { Time } from './time.js';
 import { TableWrap } from './table-wrap.js';

@@ -1,7 +1,7 @@
 import { api } from '../api/client.js';
 import type { SchedulePage } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
-import { Pager } from '../components/job-table.js';
+import { Pager } from '../components/pager.js';
 import { Layout } from '../components/layout.js';
 import { LiveToggle } from '../components/live-toggle.js';
 import { ScheduleTable } from '../components/schedule-table.js';
