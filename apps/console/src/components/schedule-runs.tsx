@@ -66,7 +66,8 @@ export function ScheduleRuns(p: { id: string; q: QueryState; tick: number; live:
     <section aria-labelledby="runs">
       <h2 id="runs">Runs</h2>
       <ErrorNote error={r.error} />
-      <div aria-busy={r.loading} aria-live="polite">
+      {/* Not a live region: the page's LiveToggle announces refreshes, the Pager a new page. */}
+      <div aria-busy={r.loading}>
         {r.data && runs.length === 0 ? (
           <p>No runs yet.</p>
         ) : (

@@ -56,9 +56,8 @@ export function Schedules() {
         />
       </div>
       <ErrorNote error={r.error} />
-      <section aria-busy={r.loading} aria-live="polite">
-        {r.data && <ScheduleTable schedules={shown} />}
-      </section>
+      {/* Not a live region: a refresh is announced by LiveToggle's note, a new page by the Pager. */}
+      <section aria-busy={r.loading}>{r.data && <ScheduleTable schedules={shown} />}</section>
       {r.data && (
         <Pager
           page={trail.page}
