@@ -1,12 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import {
-  firstPage,
-  jobSearchUrl,
-  nextPage,
-  pageIndex,
-  parseJobSearch,
-  previousPage,
-} from '../src/job-search-url.js';
+import { firstPage, nextPage, pageIndex, previousPage } from '../src/cursor-trail.js';
+import { jobSearchUrl, parseJobSearch } from '../src/job-search-url.js';
 
 const query = (url: string) => Object.fromEntries(new URL(url, 'http://x').searchParams);
 const C1 = 'lz4w1k2a8g.01a23b9c-3357-71e8-8b1f-c5a30931d656';

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useMounted } from '../hooks/use-mounted.js';
 import { ErrorNote } from './error-note.js';
 
 export interface ConfirmProps {
@@ -28,6 +29,7 @@ export function Confirm(p: ConfirmProps) {
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error>();
+  const mounted = useMounted();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -40,11 +42,11 @@ export function Confirm(p: ConfirmProps) {
     setError(undefined);
     try {
       await p.action();
-      setOpen(false);
+      if (mounted()) setOpen(false);
     } catch (e) {
-      setError(e instanceof Error ? e : new Error(String(e)));
+      if (mounted()) setError(e instanceof Error ? e : new Error(String(e)));
     } finally {
-      setBusy(false);
+      if (mounted()) setBusy(false);
     }
   };
 

@@ -5,7 +5,8 @@ export function ErrorNote({ error }: { error: Error | undefined }) {
   if (!error) return null;
   const fields = error instanceof ApiError ? error.fields : [];
   return (
-    <p role="alert" class="error-note">
+    // A <div>, not a <p>: the field errors are a list, which a paragraph may not hold.
+    <div role="alert" class="error-note">
       <strong>{error instanceof ApiError ? `${error.code}: ` : 'Error: '}</strong>
       {error.message}
       {fields.length > 0 && (
@@ -17,6 +18,6 @@ export function ErrorNote({ error }: { error: Error | undefined }) {
           ))}
         </ul>
       )}
-    </p>
+    </div>
   );
 }

@@ -1,18 +1,9 @@
-import type { ComponentChildren } from 'preact';
 import type { Job } from '../api/types.js';
 import { withQuery } from '../api/client.js';
 import { paths } from '../paths.js';
+import { Fact } from './facts.js';
 import { StateBadge } from './state-badge.js';
 import { duration, Time } from './time.js';
-
-function Fact({ term, children }: { term: string; children: ComponentChildren }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </div>
-  );
-}
 
 const none = <span class="muted">none</span>;
 

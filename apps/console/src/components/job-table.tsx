@@ -45,29 +45,3 @@ export function JobTable({ jobs, caption }: { jobs: readonly Job[]; caption: str
     </TableWrap>
   );
 }
-
-/** One page at a time (newest first unless `firstLabel` says otherwise): the cursor of each page is kept so Back returns to it. */
-export function Pager(p: {
-  readonly page: number;
-  readonly hasNext: boolean;
-  readonly onFirst: () => void;
-  readonly onPrevious: () => void;
-  readonly onNext: () => void;
-  /** The first page's button (lists in creation order start with the oldest). */
-  readonly firstLabel?: string;
-}) {
-  return (
-    <nav aria-label="Pages" class="actions pager">
-      <button type="button" class="outline" disabled={p.page === 0} onClick={p.onFirst}>
-        {p.firstLabel ?? 'Newest'}
-      </button>
-      <button type="button" class="outline" disabled={p.page === 0} onClick={p.onPrevious}>
-        Previous page
-      </button>
-      <span aria-live="polite">Page {p.page + 1}</span>
-      <button type="button" class="outline" disabled={!p.hasNext} onClick={p.onNext}>
-        Next page
-      </button>
-    </nav>
-  );
-}

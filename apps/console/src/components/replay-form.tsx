@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../api/client.js';
+import { useMounted } from '../hooks/use-mounted.js';
 import type { Replay, ReplayPreview as Preview } from '../api/types.js';
 import { paths } from '../paths.js';
 import { Confirm } from './confirm.js';
@@ -48,23 +49,24 @@ export function ReplayForm({ filter }: { filter: Filters }) {
   const [preview, setPreview] = useState<Preview>();
   const [error, setError] = useState<Error>();
   const [busy, setBusy] = useState(false);
+  // The page remounts this form when its filter changes: an old dry run's answer is then dropped.
+  const mounted = useMounted();
 
   const dryRun = async () => {
     setBusy(true);
     setError(undefined);
     setPreview(undefined);
     try {
-      setPreview(
-        await api.post<Preview>('/v1/dead-letters:replay', {
-          filter,
-          dry_run: true,
-          rate_per_sec: rateOf(rate),
-        }),
-      );
+      const got = await api.post<Preview>('/v1/dead-letters:replay', {
+        filter,
+        dry_run: true,
+        rate_per_sec: rateOf(rate),
+      });
+      if (mounted()) setPreview(got);
     } catch (e) {
-      setError(e instanceof Error ? e : new Error(String(e)));
+      if (mounted()) setError(e instanceof Error ? e : new Error(String(e)));
     } finally {
-      setBusy(false);
+      if (mounted()) setBusy(false);
     }
   };
   const n = preview?.total ?? 0;

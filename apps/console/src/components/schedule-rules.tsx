@@ -1,21 +1,8 @@
-import type { ComponentChildren } from 'preact';
 import type { Schedule } from '../api/types.js';
+import { Facts } from './facts.js';
 import { StateBadge } from './state-badge.js';
 import { duration, Time } from './time.js';
 import { ZoneTime } from './zone-time.js';
-
-function Facts({ rows }: { rows: readonly (readonly [string, ComponentChildren])[] }) {
-  return (
-    <dl class="facts">
-      {rows.map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
 
 const misfireText = (m: Schedule['misfire']) => {
   if (!m) return 'fire_latest (default)';

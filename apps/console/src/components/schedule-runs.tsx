@@ -4,7 +4,7 @@ import { useCursorTrail, type QueryState } from '../hooks/use-query-state.js';
 import { useResource } from '../hooks/use-resource.js';
 import { paths } from '../paths.js';
 import { ErrorNote } from './error-note.js';
-import { Pager } from './job-table.js';
+import { Pager } from './pager.js';
 import { StateBadge } from './state-badge.js';
 import { Time } from './time.js';
 import { TableWrap } from './table-wrap.js';
@@ -66,7 +66,8 @@ export function ScheduleRuns(p: { id: string; q: QueryState; tick: number; live:
     <section aria-labelledby="runs">
       <h2 id="runs">Runs</h2>
       <ErrorNote error={r.error} />
-      <div aria-busy={r.loading} aria-live="polite">
+      {/* Not a live region: the page's LiveToggle announces refreshes, the Pager a new page. */}
+      <div aria-busy={r.loading}>
         {r.data && runs.length === 0 ? (
           <p>No runs yet.</p>
         ) : (

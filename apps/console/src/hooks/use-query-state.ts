@@ -1,5 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { withQuery } from '../api/client.js';
+import { firstPage, nextPage, pageIndex, previousPage, splitCursors, type Paged } from '../cursor-trail.js';
 
 export interface QueryState {
   /** The page URL's query parameters. */
@@ -25,17 +26,18 @@ export interface CursorTrail {
 }
 
 /**
- * Cursor paging in the URL: `param` holds the cursors that led to the page shown (comma-separated),
- * so Previous and a reload work although the API only pages forward.
+ * Cursor paging in the URL: `param` holds the cursors that led to the page shown (comma-separated,
+ * the page's own last), so Previous and a reload work although the API only pages forward.
  */
 export function useCursorTrail(state: QueryState, param: string): CursorTrail {
-  const trail = (state.query[param] ?? '').split(',').filter((c) => c !== '');
-  const to = (t: readonly string[]) => state.set({ [param]: t.join(',') });
+  const cursors = splitCursors(state.query[param]);
+  const here: Paged = { cursor: cursors.at(-1), trail: cursors.slice(0, -1) };
+  const to = (p: Paged) => state.set({ [param]: [...p.trail, ...(p.cursor ? [p.cursor] : [])].join(',') });
   return {
-    cursor: trail.at(-1),
-    page: trail.length,
-    first: () => to([]),
-    previous: () => to(trail.slice(0, -1)),
-    next: (cursor) => to([...trail, cursor]),
+    cursor: here.cursor,
+    page: pageIndex(here),
+    first: () => to(firstPage(here)),
+    previous: () => to(previousPage(here)),
+    next: (cursor) => to(nextPage(here, cursor)),
   };
 }

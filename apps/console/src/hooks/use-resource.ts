@@ -13,7 +13,7 @@ export interface Resource<T> {
 /**
  * Loads `load()` when `deps` change and, with `refreshMs`, again on that period while the tab is
  * visible (live refresh; a hidden tab asks nothing). An answer that arrives after newer deps is
- * dropped, so a slow page never overwrites a fresh one.
+ * dropped, so a slow page never overwrites a fresh one (nor updates a page that has gone).
  */
 export function useResource<T>(
   load: () => Promise<T>,
@@ -48,6 +48,13 @@ export function useResource<T>(
   }, []);
 
   useEffect(run, deps);
+  // An answer that arrives after the page has gone is dropped like a stale one.
+  useEffect(
+    () => () => {
+      generation.current++;
+    },
+    [],
+  );
 
   useEffect(() => {
     if (!refreshMs) return undefined;

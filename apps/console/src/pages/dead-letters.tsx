@@ -4,7 +4,8 @@ import { api } from '../api/client.js';
 import type { DeadLetterPage, Replay } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
 import { JobFilters, type Filters } from '../components/job-filters.js';
-import { JobTable, Pager } from '../components/job-table.js';
+import { JobTable } from '../components/job-table.js';
+import { Pager } from '../components/pager.js';
 import { Layout } from '../components/layout.js';
 import { LiveToggle } from '../components/live-toggle.js';
 import { ReplayForm } from '../components/replay-form.js';
@@ -13,15 +14,8 @@ import { TenantNeeded } from '../components/tenant-needed.js';
 import { useSession } from '../context.js';
 import { useResource } from '../hooks/use-resource.js';
 import { paths } from '../paths.js';
-import {
-  firstPage,
-  jobSearchUrl,
-  nextPage,
-  pageIndex,
-  parseJobSearch,
-  previousPage,
-  type JobSearchState,
-} from '../job-search-url.js';
+import { firstPage, nextPage, pageIndex, previousPage } from '../cursor-trail.js';
+import { jobSearchUrl, parseJobSearch, type JobSearchState } from '../job-search-url.js';
 
 const LIVE_SECONDS = 5;
 const LIVE_MS = LIVE_SECONDS * 1000;

@@ -4,23 +4,16 @@ import { api, ApiError } from '../api/client.js';
 import type { JobPage } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
 import { JobFilters } from '../components/job-filters.js';
-import { JobTable, Pager } from '../components/job-table.js';
+import { JobTable } from '../components/job-table.js';
+import { Pager } from '../components/pager.js';
 import { Layout } from '../components/layout.js';
 import { LiveToggle } from '../components/live-toggle.js';
 import { PageSize } from '../components/page-size.js';
 import { TenantNeeded } from '../components/tenant-needed.js';
 import { useSession } from '../context.js';
 import { useResource } from '../hooks/use-resource.js';
-import {
-  firstPage,
-  jobSearchUrl,
-  nextPage,
-  PAGE_SIZES,
-  pageIndex,
-  parseJobSearch,
-  previousPage,
-  type JobSearchState,
-} from '../job-search-url.js';
+import { firstPage, nextPage, pageIndex, previousPage } from '../cursor-trail.js';
+import { jobSearchUrl, PAGE_SIZES, parseJobSearch, type JobSearchState } from '../job-search-url.js';
 
 const LIVE_SECONDS = 5;
 

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { call } from '../api/client.js';
 import type { Whoami } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
+import { useMounted } from '../hooks/use-mounted.js';
 import { storeKey } from '../session.js';
 
 /**
@@ -11,6 +12,7 @@ export function Login({ onLogin }: { onLogin: (who: Whoami) => void }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<Error>();
   const [busy, setBusy] = useState(false);
+  const mounted = useMounted();
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -20,9 +22,9 @@ export function Login({ onLogin }: { onLogin: (who: Whoami) => void }) {
       storeKey(key.trim());
       onLogin(who);
     } catch (err) {
-      setError(err instanceof Error ? err : new Error(String(err)));
+      if (mounted()) setError(err instanceof Error ? err : new Error(String(err)));
     } finally {
-      setBusy(false);
+      if (mounted()) setBusy(false);
     }
   };
   return (

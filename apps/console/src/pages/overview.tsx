@@ -36,8 +36,9 @@ export function Overview() {
       {o === undefined ? (
         <p aria-busy="true">Loading…</p>
       ) : (
-        <div aria-live="polite">
-          <section aria-labelledby="alerts">
+        <>
+          {/* Only the alerts are a live region: the whole page re-read every 10 s would drown them. */}
+          <section aria-labelledby="alerts" aria-live="polite">
             <h2 id="alerts">Alerts</h2>
             <AlertList alerts={o.alerts} />
             <PostgresOnly partitions={o.postgres_only} />
@@ -61,7 +62,7 @@ export function Overview() {
               <CanaryTable canaries={o.canaries} />
             </section>
           )}
-        </div>
+        </>
       )}
       {s.admin && (
         <section aria-labelledby="consumers">

@@ -5,6 +5,7 @@ import type { Replay, ReplayWithAudit } from '../api/types.js';
 import { AuditTrail } from '../components/audit-trail.js';
 import { Confirm } from '../components/confirm.js';
 import { ErrorNote } from '../components/error-note.js';
+import { Fact } from '../components/facts.js';
 import { FilterList } from '../components/filter-list.js';
 import { Layout } from '../components/layout.js';
 import { ReplayProgress } from '../components/replay-progress.js';
@@ -19,30 +20,17 @@ const RUNNING_MS = 1000;
 function Summary({ r }: { r: ReplayWithAudit }) {
   return (
     <dl class="facts">
-      <div>
-        <dt>Rate</dt>
-        <dd>{r.rate_per_sec} per second</dd>
-      </div>
-      <div>
-        <dt>Tenant</dt>
-        <dd>{r.tenant}</dd>
-      </div>
-      <div>
-        <dt>Started by</dt>
-        <dd class="mono">{r.created_by}</dd>
-      </div>
-      <div>
-        <dt>Started</dt>
-        <dd>
-          <Time at={r.created_at} />
-        </dd>
-      </div>
-      <div>
-        <dt>Finished</dt>
-        <dd>
-          <Time at={r.finished_at} /> {r.finished_at && `(took ${span(r.created_at, r.finished_at)})`}
-        </dd>
-      </div>
+      <Fact term="Rate">{r.rate_per_sec} per second</Fact>
+      <Fact term="Tenant">{r.tenant}</Fact>
+      <Fact term="Started by">
+        <span class="mono">{r.created_by}</span>
+      </Fact>
+      <Fact term="Started">
+        <Time at={r.created_at} />
+      </Fact>
+      <Fact term="Finished">
+        <Time at={r.finished_at} /> {r.finished_at && `(took ${span(r.created_at, r.finished_at)})`}
+      </Fact>
     </dl>
   );
 }

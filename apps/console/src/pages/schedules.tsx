@@ -1,7 +1,7 @@
 import { api } from '../api/client.js';
 import type { SchedulePage } from '../api/types.js';
 import { ErrorNote } from '../components/error-note.js';
-import { Pager } from '../components/job-table.js';
+import { Pager } from '../components/pager.js';
 import { Layout } from '../components/layout.js';
 import { LiveToggle } from '../components/live-toggle.js';
 import { ScheduleTable } from '../components/schedule-table.js';
@@ -56,9 +56,8 @@ export function Schedules() {
         />
       </div>
       <ErrorNote error={r.error} />
-      <section aria-busy={r.loading} aria-live="polite">
-        {r.data && <ScheduleTable schedules={shown} />}
-      </section>
+      {/* Not a live region: a refresh is announced by LiveToggle's note, a new page by the Pager. */}
+      <section aria-busy={r.loading}>{r.data && <ScheduleTable schedules={shown} />}</section>
       {r.data && (
         <Pager
           page={trail.page}
