@@ -1,4 +1,4 @@
-import { groupMemberConfig, type AvroCodec } from '@kairos/kafka';
+import { fetchTopicOffsetsSettled, groupMemberConfig, type AvroCodec } from '@kairos/kafka';
 import type {
   RejectedFieldRecord,
   RejectionReason,
@@ -106,7 +106,7 @@ export class OutcomeListener {
     const ends = new Map<string, { partition: number; offset: string }[]>();
     try {
       for (const topic of [this.#replies, this.#rejected])
-        ends.set(topic, await admin.fetchTopicOffsets(topic));
+        ends.set(topic, await fetchTopicOffsetsSettled(admin, topic));
     } finally {
       await admin.disconnect();
     }

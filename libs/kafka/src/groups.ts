@@ -1,4 +1,5 @@
 import type { Admin, Kafka } from 'kafkajs';
+import { fetchTopicOffsetsSettled } from './offsets.js';
 
 /** One partition of a group's subscription: where the group is and where the log ends. */
 export interface PartitionLag {
@@ -40,7 +41,7 @@ export async function withAdmin<T>(kafka: Kafka, use: (admin: Admin) => Promise<
 
 /** Per partition of `topic`: [log start, log end). */
 async function topicBounds(admin: Admin, topic: string): Promise<Map<number, { low: number; high: number }>> {
-  const offsets = await admin.fetchTopicOffsets(topic);
+  const offsets = await fetchTopicOffsetsSettled(admin, topic);
   return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]));
 }
 

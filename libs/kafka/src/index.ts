@@ -16,3 +16,4 @@ export { isTransientRegistryError } from './kafka-errors.js';
 
 // Loading this package teaches classifyError KafkaJS's and the registry client's errors.
 registerErrorRecogniser(recogniseKafkaError);
+export { fetchTopicOffsetsSettled } from './offsets.js';

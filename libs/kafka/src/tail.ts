@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
+import { fetchTopicOffsetsSettled } from './offsets.js';
 import { withAdmin } from './groups.js';
 import { TailBuffer, type TailRecord } from './tail-buffer.js';
 
@@ -46,7 +47,7 @@ async function planTail(kafka: Kafka, o: TailOptions): Promise<Plan> {
   return withAdmin(kafka, async (admin) => {
     if (!(await admin.listTopics()).includes(o.topic))
       throw new UnknownTopicError(`topic ${o.topic} does not exist`);
-    const offsets = await admin.fetchTopicOffsets(o.topic);
+    const offsets = await fetchTopicOffsetsSettled(admin, o.topic);
     for (const p of o.partitions ?? []) {
       if (!offsets.some((x) => x.partition === p))
         throw new RangeError(`${o.topic} has no partition ${p} (it has ${offsets.length})`);
