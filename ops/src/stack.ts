@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { dirs, postgresBase, type StackConfig } from './config.js';
 import { ensureDatabases } from './databases.js';
@@ -62,22 +62,12 @@ async function bringUp(cfg: StackConfig, services: readonly ServiceDef[], log: L
     const t0 = Date.now();
     let action: ServiceState['action'] = 'already running';
     if (!(await svc.healthy(cfg))) {
-      let proc: Spawned | undefined;
       if (managedPid(cfg, svc.name) === undefined) {
         action = 'started';
-        log(`starting ${svc.name}…`);
-        proc = svc.start({
-          cfg,
-          tools,
-          jars,
-          logFile: logFileFor(cfg, svc.name),
-          pidFile: pidFile(cfg, svc.name),
-        });
+        await startHealthy(cfg, svc, (c) => svc.start({ ...c, tools, jars }), log);
+      } else {
+        await waitFor(svc.name, () => svc.healthy(cfg), { timeoutMs: svc.startTimeoutMs });
       }
-      await waitFor(svc.name, () => svc.healthy(cfg), {
-        timeoutMs: svc.startTimeoutMs,
-        ...(proc ? { isDead: () => proc.exited() } : {}),
-      });
     }
     if (svc.name === 'postgres') await ensureDatabases(cfg);
     if (action === 'started') await svc.ready?.({ cfg, tools, jars });
@@ -106,6 +96,49 @@ async function bringUp(cfg: StackConfig, services: readonly ServiceDef[], log: L
   );
   if (failures.length > 0) throw new Error(failures.join('\n'));
   return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+}
+
+/** How many times a service that exits during start-up is started before `up` gives up. */
+const START_ATTEMPTS = 2;
+
+/**
+ * Starts svc and waits for its health check. A process that exits during start-up is started once
+ * more (a JVM that lost a race for a port or a first connection should not fail a whole CI run);
+ * the error then quotes the end of its log, so the cause is visible where `up` was run.
+ */
+async function startHealthy(
+  cfg: StackConfig,
+  svc: ServiceDef,
+  start: (c: { cfg: StackConfig; logFile: string; pidFile: string }) => Spawned,
+  log: Log,
+): Promise<void> {
+  const logFile = logFileFor(cfg, svc.name);
+  for (let attempt = 1; ; attempt++) {
+    log(`starting ${svc.name}…`);
+    const proc = start({ cfg, logFile, pidFile: pidFile(cfg, svc.name) });
+    try {
+      await waitFor(svc.name, () => svc.healthy(cfg), {
+        timeoutMs: svc.startTimeoutMs,
+        isDead: () => proc.exited(),
+      });
+      return;
+    } catch (err) {
+      const exited = proc.exited() !== undefined;
+      const message = `${err instanceof Error ? err.message : String(err)}\n${logTail(logFile)}`;
+      if (!exited || attempt >= START_ATTEMPTS) throw new Error(message, { cause: err });
+      log(`${message}\n${svc.name} exited during start-up; starting it once more`);
+    }
+  }
+}
+
+/** The last lines of a service's log, indented, for an error message. */
+function logTail(file: string, lines = 25): string {
+  if (!existsSync(file)) return `  (no log at ${file})`;
+  const all = readFileSync(file, 'utf8').trimEnd().split('\n');
+  return [
+    `  last ${Math.min(lines, all.length)} lines of ${file}:`,
+    ...all.slice(-lines).map((l) => `  | ${l}`),
+  ].join('\n');
 }
 
 /** The default services, and the optional ones cfg asks for or this stack runs. */
