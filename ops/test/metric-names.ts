@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Not Kairos's: Prometheus's own alert series and redis_exporter's (beside the delay tier's Redis). */
-export const EXTERNAL_METRICS = ['ALERTS', 'redis_memory_used_bytes', 'redis_memory_max_bytes'];
+/** Not Kairos's: Prometheus's own series (alerts, scrape health) and redis_exporter's (beside the delay tier's Redis). */
+export const EXTERNAL_METRICS = ['ALERTS', 'up', 'redis_memory_used_bytes', 'redis_memory_max_bytes'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })

@@ -4,14 +4,8 @@ import { EnvError } from '@kairos/config';
 import { GroupActiveError, UnknownTopicError } from '@kairos/kafka';
 import { Command, CommanderError } from 'commander';
 import { ApiError } from './api-client.js';
-import { bootstrapCommand } from './bootstrap.js';
-import { configFile, UsageError } from './config.js';
-import { dlqCommand } from './dlq.js';
-import { jobsCommand } from './jobs.js';
-import { keysCommand } from './keys.js';
-import { schedulesCommand } from './schedules.js';
-import { statusCommand } from './status.js';
-import { topicsCommand } from './topics.js';
+import { UsageError } from './config.js';
+import { kairosProgram } from './program.js';
 
 /** Exit codes that mean something: scripts branch on them. */
 export const EXIT = {
@@ -36,20 +30,7 @@ function exitCodeOf(err: unknown): number {
   return err.status < 500 ? EXIT.usage : EXIT.failed;
 }
 
-const program = new Command('kairos')
-  .description(
-    `Kairos from the command line. The API key comes from KAIROS_API_KEY or ${configFile(process.env)}.`,
-  )
-  .option('--url <url>', 'the API (default: KAIROS_API_URL, the config file, or http://127.0.0.1:58090)')
-  .option('--json', 'print JSON for scripts instead of tables')
-  .exitOverride()
-  .addCommand(jobsCommand())
-  .addCommand(schedulesCommand())
-  .addCommand(dlqCommand())
-  .addCommand(keysCommand())
-  .addCommand(topicsCommand())
-  .addCommand(bootstrapCommand())
-  .addCommand(statusCommand());
+const program = kairosProgram(process.env);
 
 // Commands added with addCommand do not inherit the override: every one exits through the handler below.
 const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];

@@ -11,7 +11,8 @@ type Sent = { alert: AlertChange['alert']; since: Date; endsAt?: Date };
 function alertmanagerAlert(a: Sent): Record<string, unknown> {
   return {
     labels: { alertname: a.alert.name, service: 'kairos', severity: 'page', ...a.alert.labels },
-    annotations: { summary: a.alert.summary },
+    // Its page in this repository (ops/runbooks/), as the Prometheus rules' runbook_url.
+    annotations: { summary: a.alert.summary, runbook_url: `ops/runbooks/${a.alert.name}.md` },
     startsAt: a.since.toISOString(),
     ...(a.endsAt ? { endsAt: a.endsAt.toISOString() } : {}),
   };

@@ -28,14 +28,14 @@ test('alerts go out in Alertmanager shape: the active ones, and a cleared one wi
       [
         {
           labels: { alertname: 'canary_stalled', service: 'kairos', severity: 'page', resource_class: 'io' },
-          annotations: { summary: 'io stalled' },
+          annotations: { summary: 'io stalled', runbook_url: 'ops/runbooks/canary_stalled.md' },
           startsAt: '2026-12-03T10:00:00.000Z',
         },
       ],
       [
         {
           labels: { alertname: 'canary_stalled', service: 'kairos', severity: 'page', resource_class: 'io' },
-          annotations: { summary: 'io stalled' },
+          annotations: { summary: 'io stalled', runbook_url: 'ops/runbooks/canary_stalled.md' },
           startsAt: '2026-12-03T10:00:00.000Z',
           endsAt: '2026-12-03T10:05:00.000Z',
         },
