@@ -130,6 +130,7 @@ export class Worker extends LifecycleService {
     this.#metrics = o.metrics
       ? createWorkerMetrics(o.metrics, o.workerId, (t) => this.#handlers.has(t), {
           inFlight: () => this.#pool.running,
+          slots: () => o.resourceClasses.map((rc) => [rc, this.#pool.slotsOf(rc)] as const),
           breakers: () =>
             [...this.#handlers.keys()]
               .filter((t) => t !== CANARY_TYPE)
@@ -159,6 +160,7 @@ export class Worker extends LifecycleService {
     });
     return new TaskPool<TakenTask>({
       concurrency: o.concurrency,
+      reservedSlots: o.reservedSlots,
       run: (task, handlerDone) => runner.run(task, handlerDone),
       onEnd: (task, end) => this.#taskEnded(task, end),
       onEarlyChange: () => this.#backpressure(),
