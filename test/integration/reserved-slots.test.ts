@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import type { TaskContext } from '@kairos/worker-sdk';
+import type { TaskContext, WorkerOptions } from '@kairos/worker-sdk';
 import { useNamespace } from '../support/namespace.js';
 import { eventually, startPipeline } from '../support/pipeline.js';
 
@@ -24,14 +24,14 @@ interface Run {
  * `critical` jobs. Returns every handler run and, per critical job, what the flood had done by
  * the time it started.
  */
-async function floodThenCritical(label: string, reservedSlots: Record<string, number> | undefined) {
+async function floodThenCritical(label: string, options: Partial<WorkerOptions>) {
   const ns = await useNamespace(label);
   const p = await startPipeline(ns);
   const runs = new Map<string, Run>();
   const worker = p.worker({
     resourceClasses: ['critical', 'default'],
     concurrency: CONCURRENCY,
-    ...(reservedSlots ? { reservedSlots } : {}),
+    ...options,
     shutdownTimeoutMs: 500,
   });
   const handler = (rc: string) => async (payload: { ms: number }, ctx: TaskContext) => {
@@ -89,7 +89,11 @@ async function floodThenCritical(label: string, reservedSlots: Record<string, nu
 }
 
 test(`with ${RESERVED} of ${CONCURRENCY} slots reserved for critical, critical jobs start while a flood of ${FLOOD} default jobs is still queued`, async () => {
-  const r = await floodThenCritical('reserve-on', { critical: RESERVED });
+  // A small buffer too: split like the slots (4 tasks each), the flood pauses its own topic only.
+  const r = await floodThenCritical('reserve-on', {
+    reservedSlots: { critical: RESERVED },
+    maxBufferedTasks: 2 * CONCURRENCY,
+  });
   // Every critical job started while most of the flood had not even started: it did not queue
   // behind it (the flood has only the 2 shared slots, and each of its jobs holds one 2 s).
   expect(r.atLastCritical.floodStarted).toBeLessThanOrEqual(FLOOD / 2);
@@ -97,7 +101,7 @@ test(`with ${RESERVED} of ${CONCURRENCY} slots reserved for critical, critical j
 });
 
 test(`without reservation (control), the same critical jobs queue behind the flood`, async () => {
-  const r = await floodThenCritical('reserve-off', undefined);
+  const r = await floodThenCritical('reserve-off', {});
   // The delay is real: the first critical job started only once the flood taken before it had
   // started, so at least half the flood had finished by then.
   expect(r.atFirstCritical.floodFinished).toBeGreaterThanOrEqual(FLOOD / 2);

@@ -73,7 +73,10 @@ export interface WorkerOptions {
    * of them are through. The worker holds about this many payloads in memory (plus one fetch):
    * lower it for large payloads. Default: concurrency × 64, at least 4,096, since a fully paused
    * consumer fetches again only after its fetch wait (a sixth of the session), and the buffer
-   * must keep the handlers busy that long at full speed.
+   * must keep the handlers busy that long at full speed. With `reservedSlots` it is split like
+   * the slots: a class with reserved slots pauses on its own share (its slots / concurrency), the
+   * other classes together on the shared slots' share, so a flood never stops a reserved class
+   * from being fetched.
    */
   readonly maxBufferedTasks?: number;
   /** Kafka consumer session timeout, ms: how soon a dead worker's undelivered tasks move on. Default: 6,000. */

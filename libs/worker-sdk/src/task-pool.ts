@@ -71,6 +71,7 @@ export class TaskPool<T extends Task = Task> {
   readonly #held = new Map<T, Held>();
   readonly #idle = new Set<() => void>();
   #early = 0;
+  readonly #earlyOf = new Map<string, number>();
   /** Tasks whose handler returned, finishing without a slot (result, lease release). */
   #finishing = 0;
   #closed = false;
@@ -83,6 +84,11 @@ export class TaskPool<T extends Task = Task> {
   /** Tasks held for their due time. */
   get early(): number {
     return this.#early;
+  }
+
+  /** Tasks of a resource class held for their due time. */
+  earlyOf(resourceClass: string): number {
+    return this.#earlyOf.get(resourceClass) ?? 0;
   }
 
   /** Tasks holding a slot (their handler runs, or is about to). */
@@ -139,7 +145,7 @@ export class TaskPool<T extends Task = Task> {
       else this.#enqueue(task);
     }, ms);
     this.#held.set(task, { timer, early });
-    if (early) this.#earlyChanged(+1);
+    if (early) this.#earlyChanged(task, +1);
   }
 
   #unhold(task: T): void {
@@ -147,11 +153,13 @@ export class TaskPool<T extends Task = Task> {
     if (!held) return;
     clearTimeout(held.timer);
     this.#held.delete(task);
-    if (held.early) this.#earlyChanged(-1);
+    if (held.early) this.#earlyChanged(task, -1);
   }
 
-  #earlyChanged(by: number): void {
+  #earlyChanged(task: T, by: number): void {
     this.#early += by;
+    const rc = classOf(task);
+    this.#earlyOf.set(rc, this.earlyOf(rc) + by);
     this.#o.onEarlyChange();
   }
 

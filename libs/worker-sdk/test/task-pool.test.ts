@@ -209,8 +209,9 @@ describe('task pool with reserved slots', () => {
     pool.submit(of('default', 'd1'));
     pool.submit(task('c0', Date.now() + 1000, { revoked: false }, 'critical'));
     expect(started).toEqual(['d0']);
-    expect(pool.early).toBe(1);
+    expect([pool.early, pool.earlyOf('critical'), pool.earlyOf('default')]).toEqual([1, 1, 0]);
     await vi.advanceTimersByTimeAsync(1000);
     expect(started).toEqual(['d0', 'c0']);
+    expect(pool.earlyOf('critical')).toBe(0);
   });
 });
