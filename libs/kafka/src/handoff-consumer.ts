@@ -38,12 +38,12 @@ export interface HandoffConsumerOptions {
 /**
  * A group member whose callback only hands messages over (so a rebalance or a heartbeat never
  * waits for work), and whose offsets move only by commit(): the caller commits each partition up
- * to what it has finished. Consumption can be paused for backpressure.
+ * to what it has finished. Consumption can be paused for backpressure, of every topic or some.
  */
 export class HandoffConsumer {
   readonly #o: HandoffConsumerOptions;
   readonly #consumer: Consumer;
-  #paused = false;
+  readonly #paused = new Set<string>();
 
   constructor(options: HandoffConsumerOptions) {
     this.#o = options;
@@ -59,7 +59,7 @@ export class HandoffConsumer {
     const c = this.#consumer;
     c.on(c.events.GROUP_JOIN, (e) => {
       // A consumer restarted after a crash starts unpaused.
-      if (this.#paused) this.#apply('pause');
+      if (this.#paused.size > 0) this.#apply('pause', [...this.#paused]);
       this.#o.onAssignment(assignmentOf(e.payload.memberAssignment));
     });
     c.on(c.events.REBALANCING, () => this.#o.onRebalancing());
@@ -91,19 +91,21 @@ export class HandoffConsumer {
     await this.#consumer.commitOffsets(offsets.map((o) => ({ ...o })));
   }
 
-  get paused(): boolean {
-    return this.#paused;
+  /** Whether fetching this topic is paused. */
+  isPaused(topic: string): boolean {
+    return this.#paused.has(topic);
   }
 
-  /** Stops fetching every subscribed topic (what was taken stays taken). */
-  pause(): void {
-    this.#paused = true;
-    this.#apply('pause');
+  /** Stops fetching these topics, by default every subscribed one (what was taken stays taken). */
+  pause(topics: readonly string[] = this.#o.topics): void {
+    for (const t of topics) this.#paused.add(t);
+    this.#apply('pause', topics);
   }
 
-  resume(): void {
-    this.#paused = false;
-    this.#apply('resume');
+  /** Fetches these topics again, by default every subscribed one. */
+  resume(topics: readonly string[] = this.#o.topics): void {
+    for (const t of topics) this.#paused.delete(t);
+    this.#apply('resume', topics);
   }
 
   /** Leaves the group and disconnects; commit first, since a stopped consumer commits nothing. */
@@ -111,9 +113,9 @@ export class HandoffConsumer {
     return this.#consumer.disconnect();
   }
 
-  #apply(what: 'pause' | 'resume'): void {
+  #apply(what: 'pause' | 'resume', topics: readonly string[]): void {
     try {
-      this.#consumer[what](this.#o.topics.map((topic) => ({ topic })));
+      this.#consumer[what](topics.map((topic) => ({ topic })));
     } catch {
       // Not running (between a crash and its restart): the join applies the state.
     }

@@ -10,6 +10,7 @@ export {
   type FailureClass,
 } from './failures.js';
 export type { WorkerOptions, WorkerLogger } from './options.js';
+export { parseReservedSlots, type ReservedSlots } from './slots.js';
 export type { Handler, TaskContext } from './context.js';
 export { ZombieWriteSuppressed, JobCancelled } from './errors.js';
 export {

@@ -8,6 +8,7 @@ import {
   type SaslOptions,
 } from '@kairos/kafka';
 import type { Registry } from 'prom-client';
+import { checkReservedSlots, type ReservedSlots } from './slots.js';
 
 /**
  * Minimal logger interface (pino, console-like adapters and the like fit it). Lines about a job
@@ -41,6 +42,16 @@ export interface WorkerOptions {
   readonly registryTls?: TlsOptions;
   /** Handlers running at once (a finished handler's result is published outside its slot). Default: 10. */
   readonly concurrency?: number;
+  /**
+   * Slots of `concurrency` reserved per resource class, e.g. `{ critical: 6 }`: only that class's
+   * tasks run on them, and they take them before the shared ones; the remaining slots are shared
+   * by every class in arrival order. A class with a free reserved slot never waits behind other
+   * classes' queued tasks, so a flood of `default` work cannot starve `critical` work. Each class
+   * must be one of `resourceClasses`, each count a non-negative integer, and the total below
+   * `concurrency` (at least one slot stays shared, so every class still runs). Default: none
+   * (every slot shared, one queue in arrival order).
+   */
+  readonly reservedSlots?: Readonly<Record<string, number>>;
   /** Consumer group. Default: `<topicPrefix>kairos-workers.<classes joined by +>`. */
   readonly groupId?: string;
   /**
@@ -62,7 +73,10 @@ export interface WorkerOptions {
    * of them are through. The worker holds about this many payloads in memory (plus one fetch):
    * lower it for large payloads. Default: concurrency × 64, at least 4,096, since a fully paused
    * consumer fetches again only after its fetch wait (a sixth of the session), and the buffer
-   * must keep the handlers busy that long at full speed.
+   * must keep the handlers busy that long at full speed. With `reservedSlots` it is split like
+   * the slots: a class with reserved slots pauses on its own share (its slots / concurrency), the
+   * other classes together on the shared slots' share, so a flood never stops a reserved class
+   * from being fetched.
    */
   readonly maxBufferedTasks?: number;
   /** Kafka consumer session timeout, ms: how soon a dead worker's undelivered tasks move on. Default: 6,000. */
@@ -119,6 +133,7 @@ export interface CompiledWorkerOptions {
   readonly redisTls: TlsOptions | undefined;
   readonly resourceClasses: readonly string[];
   readonly concurrency: number;
+  readonly reservedSlots: ReservedSlots;
   readonly groupId: string;
   readonly metrics: Registry | undefined;
   readonly topicPrefix: string;
@@ -194,6 +209,7 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     redisTls: checkTls('redisTls', o.redisTls),
     resourceClasses: classes,
     concurrency,
+    reservedSlots: checkReservedSlots(o.reservedSlots, classes, concurrency),
     groupId: o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`,
     metrics: o.metrics,
     topicPrefix: prefix,

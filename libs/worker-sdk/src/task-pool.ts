@@ -1,4 +1,5 @@
 import type { TaskDispatchRecord } from '@kairos/schemas';
+import { SlotAccounts, type ClassSlots, type ReservedSlots, type SlotKind } from './slots.js';
 
 /** A task taken from its partition. */
 export interface Task {
@@ -20,6 +21,11 @@ export interface TaskPoolOptions<T extends Task> {
   /** Handlers run at once. */
   readonly concurrency: number;
   /**
+   * Slots of `concurrency` only a resource class may use (valid: checkReservedSlots); the rest
+   * are shared. Default: none, every slot shared.
+   */
+  readonly reservedSlots?: ReservedSlots;
+  /**
    * Runs a task. It calls `handlerDone` once its handler has returned: the slot goes to the next
    * task while this one publishes its result and releases its lease (it ends when it resolves).
    */
@@ -31,6 +37,12 @@ export interface TaskPoolOptions<T extends Task> {
   readonly onError: (err: unknown, task: T) => void;
 }
 
+/** A task waiting for a slot; `seq` is its arrival order across classes. */
+interface Queued<T> {
+  readonly task: T;
+  readonly seq: number;
+}
+
 interface Held {
   readonly timer: NodeJS.Timeout;
   readonly early: boolean;
@@ -39,26 +51,34 @@ interface Held {
 /** Wait before a task whose run failed unexpectedly is tried again, ms. */
 const FAILED_RUN_RETRY_MS = 1000;
 
+const classOf = (task: Task): string => task.dispatch.resource_class;
+
 /**
  * The handler pool: runs submitted tasks' handlers, at most `concurrency` at once and in arrival
  * order (a task whose handler returned gives its slot up while its result is being published),
  * never before their due time (a task that arrives early is held until then, outside the queue),
  * and holds a task that must wait (not admitted now, Redis unreachable) before trying it again.
+ * With reserved slots, each class queues on its own: a class with a free reserved slot starts its
+ * first task at once, whatever other classes have queued; shared slots go in arrival order.
  */
 export class TaskPool<T extends Task = Task> {
   readonly #o: TaskPoolOptions<T>;
-  readonly #queue: T[] = [];
+  readonly #slots: SlotAccounts;
+  /** Tasks waiting for a slot, by resource class, each queue in arrival order. */
+  readonly #queues = new Map<string, Queued<T>[]>();
+  #queued = 0;
+  #seq = 0;
   readonly #held = new Map<T, Held>();
   readonly #idle = new Set<() => void>();
   #early = 0;
-  /** Tasks holding a slot (their handler runs, or is about to). */
-  #running = 0;
+  readonly #earlyOf = new Map<string, number>();
   /** Tasks whose handler returned, finishing without a slot (result, lease release). */
   #finishing = 0;
   #closed = false;
 
   constructor(options: TaskPoolOptions<T>) {
     this.#o = options;
+    this.#slots = new SlotAccounts(options.concurrency, options.reservedSlots);
   }
 
   /** Tasks held for their due time. */
@@ -66,8 +86,19 @@ export class TaskPool<T extends Task = Task> {
     return this.#early;
   }
 
+  /** Tasks of a resource class held for their due time. */
+  earlyOf(resourceClass: string): number {
+    return this.#earlyOf.get(resourceClass) ?? 0;
+  }
+
+  /** Tasks holding a slot (their handler runs, or is about to). */
   get running(): number {
-    return this.#running;
+    return this.#slots.inUse;
+  }
+
+  /** Slots a resource class holds now, by kind. */
+  slotsOf(resourceClass: string): ClassSlots {
+    return this.#slots.of(resourceClass);
   }
 
   /** Takes a task: runs it once due and a slot is free. */
@@ -114,7 +145,7 @@ export class TaskPool<T extends Task = Task> {
       else this.#enqueue(task);
     }, ms);
     this.#held.set(task, { timer, early });
-    if (early) this.#earlyChanged(+1);
+    if (early) this.#earlyChanged(task, +1);
   }
 
   #unhold(task: T): void {
@@ -122,11 +153,13 @@ export class TaskPool<T extends Task = Task> {
     if (!held) return;
     clearTimeout(held.timer);
     this.#held.delete(task);
-    if (held.early) this.#earlyChanged(-1);
+    if (held.early) this.#earlyChanged(task, -1);
   }
 
-  #earlyChanged(by: number): void {
+  #earlyChanged(task: T, by: number): void {
     this.#early += by;
+    const rc = classOf(task);
+    this.#earlyOf.set(rc, this.earlyOf(rc) + by);
     this.#o.onEarlyChange();
   }
 
@@ -135,30 +168,60 @@ export class TaskPool<T extends Task = Task> {
       this.#unhold(task);
       this.#end(task, 'abandoned');
     }
-    const keep = this.#queue.filter((t) => !which(t));
-    const drop = this.#queue.filter(which);
-    this.#queue.splice(0, this.#queue.length, ...keep);
+    const drop: T[] = [];
+    for (const [rc, queue] of this.#queues) {
+      const keep = queue.filter((q) => !which(q.task));
+      drop.push(...queue.filter((q) => which(q.task)).map((q) => q.task));
+      this.#queues.set(rc, keep);
+    }
+    this.#queued -= drop.length;
     for (const task of drop) this.#end(task, 'abandoned');
   }
 
   #enqueue(task: T): void {
-    this.#queue.push(task);
+    const rc = classOf(task);
+    const queue = this.#queues.get(rc) ?? [];
+    queue.push({ task, seq: this.#seq++ });
+    this.#queues.set(rc, queue);
+    this.#queued++;
     this.#pump();
   }
 
   /** Starts what fits; tasks started in one go claim their leases together. */
   #pump(): void {
-    while (this.#running < this.#o.concurrency && this.#queue.length > 0)
-      this.#start(this.#queue.shift() as T);
+    for (let queue = this.#next(); queue; queue = this.#next()) {
+      // Off its queue before it starts: a handler may return (and pump again) at once.
+      const { task } = queue.shift() as Queued<T>;
+      this.#queued--;
+      this.#start(task, this.#slots.take(classOf(task)) as SlotKind);
+    }
   }
 
-  #start(task: T): void {
-    this.#running++;
+  /**
+   * The queue whose first task may start now, or undefined: first a class with a free reserved
+   * slot (it never waits behind other classes), else the earliest queued task of all, if a shared
+   * slot is free.
+   */
+  #next(): Queued<T>[] | undefined {
+    let earliest: Queued<T>[] | undefined;
+    for (const [rc, queue] of this.#queues) {
+      const head = queue[0];
+      if (!head) continue;
+      if (this.#slots.reservedFree(rc)) return queue;
+      if (!earliest || head.seq < (earliest[0]?.seq ?? Infinity)) earliest = queue;
+    }
+    return earliest && this.#slots.sharedFree ? earliest : undefined;
+  }
+
+  #start(task: T, slot: SlotKind): void {
     let holdsSlot = true;
+    const release = () => {
+      holdsSlot = false;
+      this.#slots.release(classOf(task), slot);
+    };
     const handlerDone = () => {
       if (!holdsSlot) return;
-      holdsSlot = false;
-      this.#running--;
+      release();
       this.#finishing++;
       this.#pump();
     };
@@ -169,9 +232,8 @@ export class TaskPool<T extends Task = Task> {
         return { againInMs: FAILED_RUN_RETRY_MS };
       })
       .then((outcome) => {
-        if (holdsSlot) this.#running--;
+        if (holdsSlot) release();
         else this.#finishing--;
-        holdsSlot = false;
         if (!('againInMs' in outcome)) this.#end(task, outcome.end);
         else if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
         else this.#hold(task, outcome.againInMs, false);
@@ -180,7 +242,7 @@ export class TaskPool<T extends Task = Task> {
   }
 
   #idleNow(): boolean {
-    return this.#running + this.#finishing + this.#queue.length + this.#held.size === 0;
+    return this.#slots.inUse + this.#finishing + this.#queued + this.#held.size === 0;
   }
 
   #end(task: T, end: TaskEnd): void {

@@ -1,9 +1,12 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ClassSlots } from './slots.js';
 
 /** What the worker's gauges read when Prometheus scrapes. */
 export interface WorkerMetricsSource {
   /** Handlers running now. */
   inFlight(): number;
+  /** Each resource class the worker serves, and the slots its running handlers hold by kind. */
+  slots(): Iterable<readonly [resourceClass: string, slots: ClassSlots]>;
   /** Each job type with a handler, and its circuit breaker's state. */
   breakers(): Iterable<readonly [jobType: string, state: 'closed' | 'open' | 'ramping']>;
 }
@@ -22,8 +25,9 @@ const BREAKER_VALUE = { closed: 0, ramping: 1, open: 2 } as const;
 
 /**
  * Registers the worker's metrics in `registry`: handler duration by job type and outcome, tasks in
- * flight, breaker state per job type (0 closed, 1 ramping, 2 open), lease renewal failures and
- * zombie attempts. Job types are the registered handlers' (bounded); an unregistered type's
+ * flight (also by resource class and slot kind: `reserved` or `shared`), breaker state per job
+ * type (0 closed, 1 ramping, 2 open), lease renewal failures and zombie attempts. Classes are
+ * the worker's own (bounded). Job types are the registered handlers' (bounded); an unregistered type's
  * tasks count as `_unregistered`. Labels carry `worker_id` so several workers share one registry.
  */
 export function createWorkerMetrics(
@@ -46,6 +50,18 @@ export function createWorkerMetrics(
     registers: [registry],
     collect() {
       this.set({ worker_id: workerId }, source.inFlight());
+    },
+  });
+  new Gauge({
+    name: 'kairos_worker_slots_in_use',
+    help: 'Handler slots in use by resource class and kind (reserved for the class, or shared)',
+    labelNames: ['worker_id', 'resource_class', 'slot'] as const,
+    registers: [registry],
+    collect() {
+      for (const [rc, held] of source.slots()) {
+        this.set({ worker_id: workerId, resource_class: rc, slot: 'reserved' }, held.reserved);
+        this.set({ worker_id: workerId, resource_class: rc, slot: 'shared' }, held.shared);
+      }
     },
   });
   new Gauge({

@@ -19,6 +19,8 @@ import { AttemptRunner } from './attempt-runner.js';
 import type { PartitionWatermark } from './commit-watermark.js';
 import type { Handler } from './context.js';
 import type { ZombieWriteSuppressed } from './errors.js';
+import { Backpressure } from './backpressure.js';
+import { bufferBudgets } from './buffer-budgets.js';
 import { BatchedLeases } from './lease-batches.js';
 import { OffsetCommits } from './offset-commits.js';
 import {
@@ -82,8 +84,9 @@ export class Worker extends LifecycleService {
   readonly #pool: TaskPool<TakenTask>;
   readonly #abort = new AbortController();
   readonly #attempts = new Map<string, TakenAttempt>();
-  /** Tasks taken from Kafka and not ended here. */
-  #taken = 0;
+  /** Tasks taken from Kafka and not ended here, by class; pauses the topics of classes behind. */
+  readonly #backpressure: Backpressure;
+  readonly #classOfTopic: ReadonlyMap<string, string>;
   #zombies = 0;
   /** stop() was called: nothing new is taken or started. */
   #stopping = false;
@@ -92,6 +95,8 @@ export class Worker extends LifecycleService {
     super('worker');
     this.#o = compileWorkerOptions(options);
     const o = this.#o;
+    const topicOf = (rc: string) => topicNames(o.topicPrefix).tasks(rc);
+    this.#classOfTopic = new Map(o.resourceClasses.map((rc) => [topicOf(rc), rc]));
     const kafka = createKafka({
       brokers: o.brokers,
       clientId: `kairos-worker-${o.workerId}`,
@@ -102,7 +107,7 @@ export class Worker extends LifecycleService {
       kafka,
       groupId: o.groupId,
       sessionTimeoutMs: o.sessionTimeoutMs,
-      topics: o.resourceClasses.map((rc) => topicNames(o.topicPrefix).tasks(rc)),
+      topics: o.resourceClasses.map(topicOf),
       partitionsConsumedConcurrently: o.partitionsConsumedConcurrently,
       take: (topic, partition, messages) => this.#take(topic, partition, messages),
       onAssignment: (a) => this.#onAssignment(a),
@@ -130,6 +135,7 @@ export class Worker extends LifecycleService {
     this.#metrics = o.metrics
       ? createWorkerMetrics(o.metrics, o.workerId, (t) => this.#handlers.has(t), {
           inFlight: () => this.#pool.running,
+          slots: () => o.resourceClasses.map((rc) => [rc, this.#pool.slotsOf(rc)] as const),
           breakers: () =>
             [...this.#handlers.keys()]
               .filter((t) => t !== CANARY_TYPE)
@@ -137,6 +143,13 @@ export class Worker extends LifecycleService {
         })
       : NO_WORKER_METRICS;
     this.#pool = this.#createPool();
+    this.#backpressure = new Backpressure({
+      budgets: bufferBudgets(o.resourceClasses, o.reservedSlots, o.concurrency, o.maxBufferedTasks),
+      early: (rc) => this.#pool.earlyOf(rc),
+      pause: (classes) => this.#consumer.pause(classes.map(topicOf)),
+      resume: (classes) => this.#consumer.resume(classes.map(topicOf)),
+      logger: o.logger,
+    });
   }
 
   #createPool(): TaskPool<TakenTask> {
@@ -159,9 +172,10 @@ export class Worker extends LifecycleService {
     });
     return new TaskPool<TakenTask>({
       concurrency: o.concurrency,
+      reservedSlots: o.reservedSlots,
       run: (task, handlerDone) => runner.run(task, handlerDone),
       onEnd: (task, end) => this.#taskEnded(task, end),
-      onEarlyChange: () => this.#backpressure(),
+      onEarlyChange: () => this.#checkBackpressure(),
       onError: (err, task) =>
         o.logger.error(
           {
@@ -239,14 +253,15 @@ export class Worker extends LifecycleService {
   #take(topic: string, partition: number, messages: readonly KafkaMessage[]): number {
     if (this.#stopping) return 0;
     const w = this.#commits.watermark(topic, partition);
-    if (!w) return 0; // fetched before a rebalance took the partition away
+    const rc = this.#classOfTopic.get(topic);
+    if (!w || rc === undefined) return 0; // fetched before a rebalance took the partition away
     for (const message of messages) {
       // Fetched again after a rebalance that left the partition here: running or finished already.
       if (w.accept(message.offset) !== 'new') continue;
-      this.#taken++;
+      this.#backpressure.taken(rc, +1);
       void this.#intake(w, topic, message);
     }
-    this.#backpressure();
+    this.#checkBackpressure();
     return messages.length;
   }
 
@@ -310,26 +325,15 @@ export class Worker extends LifecycleService {
 
   /** A taken message is through here: done ones move their partition's watermark. */
   #ended(w: PartitionWatermark, offset: string, end: TaskEnd): void {
-    this.#taken--;
+    const rc = this.#classOfTopic.get(w.topic);
+    if (rc !== undefined) this.#backpressure.taken(rc, -1);
     if (end === 'done') this.#commits.finished(w, offset);
-    this.#backpressure();
+    this.#checkBackpressure();
   }
 
-  /**
-   * Pauses consumption while too many tasks wait or run; resumes once a quarter of them are
-   * through, so the pool still has work for the fetch wait of a consumer that was fully paused.
-   */
-  #backpressure(): void {
-    if (this.#stopping) return;
-    const max = this.#o.maxBufferedTasks;
-    const buffered = this.#taken - this.#pool.early;
-    if (!this.#consumer.paused && buffered >= max) {
-      this.#consumer.pause();
-      this.#o.logger.info({ buffered }, 'task consumption paused: the handler pool is behind');
-    } else if (this.#consumer.paused && buffered <= (max * 3) / 4) {
-      this.#consumer.resume();
-      this.#o.logger.info({ buffered }, 'task consumption resumed');
-    }
+  /** Pauses the classes with too many tasks waiting or running (maxBufferedTasks, split like the slots). */
+  #checkBackpressure(): void {
+    if (!this.#stopping) this.#backpressure.check();
   }
 
   #onAssignment(assignment: Assignment): void {

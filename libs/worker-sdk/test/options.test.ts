@@ -22,6 +22,9 @@ describe('worker options', () => {
     [{ ...base, onZombie: 'panic' as 'shutdown' }, /onZombie/],
     [{ ...base, maxBufferedTasks: 0 }, /maxBufferedTasks/],
     [{ ...base, concurrency: 20, maxBufferedTasks: 10 }, /maxBufferedTasks must be at least concurrency/],
+    [{ ...base, reservedSlots: { critical: 2 } }, /reservedSlots names resource class "critical"/],
+    [{ ...base, reservedSlots: { io: -1 } }, /reservedSlots.io must be a non-negative integer/],
+    [{ ...base, concurrency: 4, reservedSlots: { io: 4 } }, /reservedSlots must total less than concurrency/],
   ])('rejects %j', (options, message) => {
     expect(() => new Worker(options)).toThrow(message);
   });
@@ -29,6 +32,12 @@ describe('worker options', () => {
   test('one handler per job type', () => {
     const w = new Worker(base).handle('a', () => undefined);
     expect(() => w.handle('a', () => undefined)).toThrow(/already registered/);
+  });
+
+  test('reserved slots: none by default; a valid reservation is kept', () => {
+    expect(compileWorkerOptions(base).reservedSlots).toEqual({});
+    const two = { ...base, resourceClasses: ['critical', 'default'], reservedSlots: { critical: 6 } };
+    expect(compileWorkerOptions(two).reservedSlots).toEqual({ critical: 6 });
   });
 
   test('the task buffer defaults to 64 per handler slot, at least 4,096', () => {

@@ -7,6 +7,7 @@ test('worker metrics: durations by registered type and outcome, gauges read at s
   let inFlight = 3;
   const m = createWorkerMetrics(registry, 'w1', (t) => t === 'email.send', {
     inFlight: () => inFlight,
+    slots: () => [['critical', { reserved: 2, shared: 1 }] as const],
     breakers: () => [['email.send', 'open'] as const],
   });
   m.handled('email.send', 'succeeded', 120);
@@ -22,6 +23,12 @@ test('worker metrics: durations by registered type and outcome, gauges read at s
     'kairos_worker_handler_duration_seconds_count{worker_id="w1",job_type="_unregistered",outcome="permanent"} 1',
   );
   expect(text).toContain('kairos_worker_tasks_in_flight{worker_id="w1"} 1');
+  expect(text).toContain(
+    'kairos_worker_slots_in_use{worker_id="w1",resource_class="critical",slot="reserved"} 2',
+  );
+  expect(text).toContain(
+    'kairos_worker_slots_in_use{worker_id="w1",resource_class="critical",slot="shared"} 1',
+  );
   expect(text).toContain('kairos_worker_breaker_state{worker_id="w1",job_type="email.send"} 2');
   expect(text).toContain('kairos_worker_lease_renewal_failures_total{worker_id="w1"} 1');
   expect(text).toContain('kairos_worker_zombie_attempts_total{worker_id="w1"} 0');
