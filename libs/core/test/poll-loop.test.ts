@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { IdleBackoff, PollLoop } from '../src/index.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -86,15 +86,21 @@ describe('PollLoop', () => {
       intervalMs: 1,
       onError: () => {},
     });
-    await loop.start();
-    await new Promise((r) => setTimeout(r, 40));
-    expect(starts).toHaveLength(1); // 40 ms in, the 80 ms deadline has not come
-    await new Promise((r) => setTimeout(r, 80));
-    expect(starts).toHaveLength(2);
-    const gap = (starts[1] ?? 0) - (starts[0] ?? 0);
-    expect(gap).toBeGreaterThanOrEqual(79);
-    expect(gap).toBeLessThan(110);
-    await loop.stop();
+    // Fake timers: the gap is the loop's arithmetic, not how busy the machine running the test is.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      await loop.start();
+      await vi.advanceTimersByTimeAsync(40);
+      expect(starts).toHaveLength(1); // 40 ms in, the 80 ms deadline has not come
+      await vi.advanceTimersByTimeAsync(80);
+      expect(starts).toHaveLength(2);
+      const gap = (starts[1] ?? 0) - (starts[0] ?? 0);
+      expect(gap).toBeGreaterThanOrEqual(79);
+      expect(gap).toBeLessThan(82);
+      await loop.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test('wakeIn shortens a pause, never lengthens it; one asked for during a round is kept', async () => {
@@ -168,16 +174,21 @@ describe('PollLoop', () => {
       maxIntervalMs: 40,
       onError: () => {},
     });
-    await loop.start();
-    await new Promise((r) => setTimeout(r, 200));
-    const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? 0));
-    // 10, 20, 40, 40, ...: never shorter than the back-off says, never longer than its cap.
-    expect(gaps[0]).toBeGreaterThanOrEqual(9);
-    expect(gaps[1]).toBeGreaterThanOrEqual(19);
-    expect(gaps[2]).toBeGreaterThanOrEqual(39);
-    expect(Math.max(...gaps)).toBeLessThan(70);
-    expect(starts.length).toBeLessThan(10);
-    await loop.stop();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      await loop.start();
+      await vi.advanceTimersByTimeAsync(200);
+      const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? 0));
+      // 10, 20, 40, 40, ...: never shorter than the back-off says, never longer than its cap.
+      expect(gaps[0]).toBeGreaterThanOrEqual(9);
+      expect(gaps[1]).toBeGreaterThanOrEqual(19);
+      expect(gaps[2]).toBeGreaterThanOrEqual(39);
+      expect(Math.max(...gaps)).toBeLessThanOrEqual(41);
+      expect(starts.length).toBeLessThan(10);
+      await loop.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test('a non-finite deadline counts as idle (no spin)', async () => {
