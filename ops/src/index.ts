@@ -18,3 +18,4 @@ export { prepareNamespace, type NamespaceSpec, type SecureKafka } from './namesp
 export { unsecuredOAuthToken } from './services/kafka-security.js';
 export { buildConsole } from './console-build.js';
 export { checkPrerequisites, MissingPrerequisite, type Toolchain } from './prereqs.js';
+export { writePlotPng, type PlotSpec } from './plot.js';
