@@ -24,6 +24,7 @@ export class DrillContext {
   readonly errors: { app: string; atMs: number; line: string }[] = [];
   readonly #listeners: LineListener[] = [];
   #deployment: ProcessDeployment | undefined;
+  #stopping = false;
 
   constructor(
     readonly ns: NamespaceSpec,
@@ -77,8 +78,13 @@ export class DrillContext {
   }
 
   /** A drill worker process (drill-worker.ts) on every class of the namespace. */
-  startWorker(env: Readonly<Record<string, string>> = {}): Promise<RunningApp> {
-    return this.deployment.startWorker(WORKER_SCRIPT, 'READY', env);
+  async startWorker(env: Readonly<Record<string, string>> = {}): Promise<RunningApp> {
+    const app = await this.deployment.startWorker(WORKER_SCRIPT, 'READY', env);
+    // A worker that leaves on its own is part of the story (a zombie's exit, or why jobs stalled).
+    app.child.once('exit', (code, signal) => {
+      if (!this.#stopping) this.mark('worker exited', { app: app.name, code, signal });
+    });
+    return app;
   }
 
   /** Creates jobs through the deployment's HTTP API, 500 per request; returns their ids in order. */
@@ -170,6 +176,7 @@ export class DrillContext {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
     await this.#deployment?.stop();
   }
 }

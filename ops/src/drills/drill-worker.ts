@@ -6,8 +6,9 @@
  * `drill_effects`, so a drill counts effects per job. Deliberately deaf to its abort signal: a
  * paused worker wakes up and tries its late write, which is the zombie the fence must stop.
  * stdout: `READY`, `START <job> <fence>`, `EFFECT <job> <fence> applied|zombie`, `EXIT`.
- * Settings: DRILL_LEASE_MS (default 2,000), KAIROS_KAFKA_SESSION_TIMEOUT_MS (default 6,000),
- * DRILL_CONCURRENCY (default 50).
+ * Settings: DRILL_LEASE_MS (default: the SDK's), KAIROS_KAFKA_SESSION_TIMEOUT_MS (default 6,000),
+ * DRILL_CONCURRENCY (default 50), DRILL_ON_ZOMBIE (default `continue`: a drill's only worker must
+ * not leave over one lease lost on a busy machine; the zombie-worker drill sets `shutdown`).
  */
 import { fencedEffect, Worker, ZombieWriteSuppressed } from '@kairos/worker-sdk';
 import pg from 'pg';
@@ -29,10 +30,10 @@ const worker = new Worker({
   redisUrl: env.KAIROS_REDIS_URL ?? '',
   redisKeyPrefix: env.KAIROS_REDIS_KEY_PREFIX ?? '',
   concurrency: Number(env.DRILL_CONCURRENCY ?? 50),
-  leaseMs: Number(env.DRILL_LEASE_MS ?? 2000),
+  ...(env.DRILL_LEASE_MS ? { leaseMs: Number(env.DRILL_LEASE_MS) } : {}),
   sessionTimeoutMs: Number(env.KAIROS_KAFKA_SESSION_TIMEOUT_MS ?? 6000),
   shutdownTimeoutMs: 5000,
-  onZombie: 'shutdown',
+  onZombie: env.DRILL_ON_ZOMBIE === 'shutdown' ? 'shutdown' : 'continue',
   logger: { info: quiet, warn: quiet, error: quiet },
 });
 
@@ -69,7 +70,9 @@ const exit = () => {
     });
 };
 process.once('SIGTERM', exit);
-// A zombie stops itself (onZombie: 'shutdown'); the process leaves with it.
-setInterval(() => {
-  if (worker.zombieAttempts > 0) exit();
-}, 100).unref();
+// A zombie told to shut down stops itself; the process leaves with it.
+if (env.DRILL_ON_ZOMBIE === 'shutdown') {
+  setInterval(() => {
+    if (worker.zombieAttempts > 0) exit();
+  }, 100).unref();
+}

@@ -47,7 +47,11 @@ async function run(ctx: DrillContext, inputs: Readonly<Record<string, number>>):
     const e = parseWorkerLine(app, line, at);
     if (e) events.push(e);
   });
-  const timings = { DRILL_LEASE_MS: String(LEASE_MS), KAIROS_KAFKA_SESSION_TIMEOUT_MS: '6000' };
+  const timings = {
+    DRILL_LEASE_MS: String(LEASE_MS),
+    DRILL_ON_ZOMBIE: 'shutdown',
+    KAIROS_KAFKA_SESSION_TIMEOUT_MS: '6000',
+  };
   await ctx.deploy(['api', 'tracker', 'delay-tier'], {});
   const zombie = await ctx.startWorker(timings);
   ctx.mark('apps up');
