@@ -1,9 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, release } from 'node:os';
 import { resolve } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
-import * as vega from 'vega';
-import * as vl from 'vega-lite';
+import { writePlotPng, type PlotSpec } from '@kairos/ops';
 import { median } from './stats.js';
 import type { Measurement } from './workload.js';
 
@@ -100,7 +98,7 @@ export function markdown(rows: readonly Aggregate[], meta: Record<string, unknow
 }
 
 async function plot(rows: readonly Aggregate[], title: string, file: string): Promise<void> {
-  const spec: vl.TopLevelSpec = {
+  const spec: PlotSpec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title,
     width: 520,
@@ -115,10 +113,7 @@ async function plot(rows: readonly Aggregate[], title: string, file: string): Pr
       color: { field: 'system', type: 'nominal' },
     },
   };
-  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
-  writeFileSync(file, new Resvg(svg, { fitTo: { mode: 'zoom', value: 2 } }).render().asPng());
+  await writePlotPng(spec, file);
 }
 
 /** Writes results.json, summary.md and one PNG per (workload, metric) into dir. */

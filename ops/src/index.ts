@@ -18,3 +18,13 @@ export { prepareNamespace, type NamespaceSpec, type SecureKafka } from './namesp
 export { unsecuredOAuthToken } from './services/kafka-security.js';
 export { buildConsole } from './console-build.js';
 export { checkPrerequisites, MissingPrerequisite, type Toolchain } from './prereqs.js';
+export { writePlotPng, type PlotSpec } from './plot.js';
+export { DRILLS } from './drills/index.js';
+export { drillInputs, type Drill, type DrillOption } from './drills/drill.js';
+export { runDrill, type RunOptions } from './drills/runner.js';
+export { silentProgress, terminalProgress, type Progress } from './drills/progress.js';
+export { verdictLine, formatNumbers, type DrillRecord, type DrillOutcome } from './drills/record.js';
+export { tallyJobs, jobChecks, lateness, stateCounts, type JobRow } from './drills/job-checks.js';
+export { counterSum } from './drills/prom.js';
+export { parseWorkerLine, attemptBars } from './drills/zombie-worker.js';
+export { seededRandom } from './drills/random.js';

@@ -10,21 +10,10 @@ import {
 } from '@kairos/schemas';
 import avro from 'avsc';
 import type { Message } from 'kafkajs';
+import { seededRandom } from '@kairos/ops';
 import { useNamespace } from '../support/namespace.js';
 import { collectAnswers, startIngest } from '../support/ingest.js';
 import { eventually } from '../support/pipeline.js';
-
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with KAIROS_FUZZ_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MALFORMED = 7500;
 const VALID = 2500;
@@ -48,7 +37,7 @@ interface Case {
 test(`fuzz: ${MALFORMED} malformed or invalid requests among ${VALID} valid ones, each answered once and rightly`, async () => {
   const seed = Number(process.env.KAIROS_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
   console.log(`[fuzz] seed ${seed} (replay with KAIROS_FUZZ_SEED=${seed})`);
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 

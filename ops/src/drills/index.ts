@@ -1,0 +1,7 @@
+import { dispatcherCrash } from './dispatcher-crash.js';
+import type { Drill } from './drill.js';
+import { splitBrain } from './split-brain.js';
+import { zombieWorker } from './zombie-worker.js';
+
+/** Every drill, by name (`npm run drill -- <name>`). */
+export const DRILLS: readonly Drill[] = [dispatcherCrash, splitBrain, zombieWorker];
