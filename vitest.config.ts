@@ -34,7 +34,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['libs/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'ops/test/**/*.test.ts'],
+          include: [
+            'libs/*/test/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+            'ops/test/**/*.test.ts',
+            'test/chaos/*.unit.test.ts',
+          ],
         },
       },
       {
@@ -42,7 +47,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: TIMED,
+          exclude: [...TIMED, 'test/chaos/**'],
           globalSetup: ['test/setup/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
@@ -64,6 +69,36 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'chaos',
+          include: ['test/chaos/chaos.test.ts'],
+          globalSetup: ['test/setup/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+          // Last and alone: it kills processes (and, with KAIROS_CHAOS_SHARED=1, shared services)
+          // and its timings (failover, canary recovery) need the machine to itself.
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      // The soak (randomized faults for KAIROS_SOAK_MINUTES) only when asked: `npm run test:soak`.
+      ...(process.env.KAIROS_SOAK_MINUTES
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 'soak',
+                include: ['test/chaos/soak.test.ts'],
+                globalSetup: ['test/setup/global-setup.ts'],
+                hookTimeout: 300_000,
+                maxWorkers: 1,
+                sequence: { groupOrder: 3 },
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

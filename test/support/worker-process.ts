@@ -9,43 +9,22 @@
  */
 import { fencedEffect, Worker, ZombieWriteSuppressed } from '@kairos/worker-sdk';
 import pg from 'pg';
+import { say, serveWorker, workerOptions, type WorkerServices } from './worker-serve.js';
 
-interface WorkerEnv {
-  readonly kafkaBrokers: string;
-  readonly registryUrl: string;
-  readonly redisUrl: string;
-  readonly pgUrl: string;
-  readonly prefix: string;
-  readonly schema: string;
-  readonly resourceClasses: string[];
+interface WorkerEnv extends WorkerServices {
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly sessionTimeoutMs: number;
 }
 
 const env = JSON.parse(process.env.WORKER_ENV ?? '{}') as WorkerEnv;
-const say = (line: string) => process.stdout.write(`${line}\n`);
 const pool = new pg.Pool({ connectionString: env.pgUrl, options: `-c search_path=${env.schema}`, max: 2 });
 
 const worker = new Worker({
-  brokers: env.kafkaBrokers.split(','),
-  registryUrl: env.registryUrl,
-  resourceClasses: env.resourceClasses,
-  topicPrefix: env.prefix,
-  redisUrl: env.redisUrl,
-  redisKeyPrefix: env.prefix,
+  ...workerOptions(env),
   leaseMs: env.leaseMs,
   heartbeatMs: env.heartbeatMs,
   sessionTimeoutMs: env.sessionTimeoutMs,
-  shutdownTimeoutMs: 5000,
-  onZombie: 'shutdown',
-  logger: {
-    info: () => undefined,
-    warn: () => undefined,
-    error: (obj, msg) => {
-      if (msg === 'ZombieWriteSuppressed') say('ZOMBIE');
-    },
-  },
 });
 
 worker.handle<{ ms: number; retryMs?: number; effect?: boolean }>('lease.work', async (payload, ctx) => {
@@ -76,21 +55,4 @@ worker.handle<{ ms: number; retryMs?: number; effect?: boolean }>('lease.work', 
   say(`DONE ${ctx.jobId} ${ctx.fence}`);
 });
 
-await worker.start();
-say('READY');
-const stop = () =>
-  void worker
-    .stop()
-    .then(() => pool.end())
-    .then(() => {
-      say('STOPPED');
-      process.exit(0);
-    });
-process.once('SIGTERM', stop);
-// A zombie worker stops itself: exit once it has.
-const poll = setInterval(() => {
-  if (worker.zombieAttempts > 0) {
-    clearInterval(poll);
-    stop();
-  }
-}, 100);
+await serveWorker(worker, pool);

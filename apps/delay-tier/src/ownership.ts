@@ -109,6 +109,11 @@ export class Ownership {
   async #recover(partition: number, epoch: number): Promise<void> {
     if (this.#epochs.get(partition) === undefined) return;
     const durable = await partitionOwner(this.#pool, partition);
+    if (durable?.owner === this.#owner && Number(durable.epoch) > epoch) {
+      // We took the partition again since (a rebalance gave it back): the report is about an
+      // epoch we no longer act under. Dropping it here would leave it assigned to us and unowned.
+      return;
+    }
     if (
       durable?.owner === this.#owner &&
       Number(durable.epoch) === epoch &&

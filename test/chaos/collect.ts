@@ -1,0 +1,73 @@
+import { CANARY_TENANT } from '@kairos/core';
+import { topicNames } from '@kairos/kafka';
+import type { ProcessDeployment } from '@kairos/ops';
+import type { Namespace } from '../support/namespace.js';
+import { RESOURCE_CLASSES } from '../support/pipeline.js';
+import { readAllDecoded } from '../support/topics.js';
+import type { Canary, Dispatch, Effect, Start } from './history.js';
+
+/** A timestamp-millis as avsc decodes it without logical types (a number), or a Date. */
+const ms = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
+
+export interface Recorded {
+  readonly states: Map<string, string>;
+  readonly shards: Map<string, number>;
+  readonly dispatches: Dispatch[];
+  readonly starts: Start[];
+  readonly effects: Effect[];
+  readonly canaries: Canary[];
+}
+
+/** Reads what the system wrote: PostgreSQL (jobs, effects, canaries) and the task and result topics. */
+export async function collect(ns: Namespace, d: ProcessDeployment): Promise<Recorded> {
+  const jobs = await d.pool.query<{ id: string; state: string; shard: number }>(
+    'SELECT id, state, shard FROM jobs WHERE tenant_id = $1',
+    ['acme'],
+  );
+  const effects = await d.pool.query<{ job_id: string; fence: string; at: Date }>(
+    'SELECT job_id, fence, at FROM chaos_effects',
+  );
+  const canaries = await d.pool.query<{
+    resource_class: string;
+    created_at: Date;
+    state: string;
+    finished_at: Date | null;
+  }>('SELECT resource_class, created_at, state, finished_at FROM jobs WHERE tenant_id = $1', [CANARY_TENANT]);
+  const topics = topicNames(ns.prefix);
+  const dispatches: Dispatch[] = [];
+  for (const rc of RESOURCE_CLASSES) {
+    for (const m of await readAllDecoded(ns, topics.tasks(rc))) {
+      const v = m.value as Record<string, unknown>;
+      dispatches.push({
+        jobId: String(v.job_id),
+        fence: Number(v.fence),
+        dueMs: ms(v.due_at),
+        dispatchedMs: ms(v.dispatched_at),
+      });
+    }
+  }
+  const starts: Start[] = [];
+  for (const m of await readAllDecoded(ns, topics.taskResults)) {
+    const v = m.value as Record<string, unknown>;
+    if (v.outcome !== 'STARTED') continue;
+    starts.push({
+      jobId: String(v.job_id),
+      fence: Number(v.fence),
+      dueMs: ms(v.due_at),
+      startedMs: ms(v.started_at),
+    });
+  }
+  return {
+    states: new Map(jobs.rows.map((r) => [r.id, r.state])),
+    shards: new Map(jobs.rows.map((r) => [r.id, r.shard])),
+    dispatches,
+    starts,
+    effects: effects.rows.map((r) => ({ jobId: r.job_id, fence: Number(r.fence), atMs: r.at.getTime() })),
+    canaries: canaries.rows.map((r) => ({
+      resourceClass: r.resource_class,
+      createdMs: r.created_at.getTime(),
+      state: r.state,
+      ...(r.finished_at ? { finishedMs: r.finished_at.getTime() } : {}),
+    })),
+  };
+}
