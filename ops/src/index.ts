@@ -29,3 +29,11 @@ export { tallyJobs, jobChecks, lateness, stateCounts, type JobRow } from './dril
 export { counterSum } from './drills/prom.js';
 export { parseWorkerLine, attemptBars } from './drills/zombie-worker.js';
 export { seededRandom } from './drills/random.js';
+export {
+  breakerSpans,
+  callsPerSecond,
+  jitterParts,
+  parseRetryLine,
+  release,
+  spread,
+} from './drills/storm-stats.js';
