@@ -37,3 +37,4 @@ export {
   release,
   spread,
 } from './drills/storm-stats.js';
+export { gaugeByLabel, longestPgOnly, modeAt, modeSpans, redisMemory } from './drills/oom-stats.js';

@@ -6,11 +6,16 @@ import {
   counterSum,
   DRILLS,
   drillInputs,
+  gaugeByLabel,
   jitterParts,
   jobChecks,
   lateness,
+  longestPgOnly,
+  modeAt,
+  modeSpans,
   parseRetryLine,
   parseWorkerLine,
+  redisMemory,
   release,
   seededRandom,
   spread,
@@ -87,6 +92,7 @@ test('drill options: defaults, overrides, and a clear error for bad input', () =
     'split-brain',
     'zombie-worker',
     'retry-storm',
+    'redis-oom',
   ]);
 });
 
@@ -195,4 +201,49 @@ test('the release after recovery: the backlog waiting, its busiest second and ho
   ];
   // From 10 s: a, b and c wait (early-done had succeeded, later was not due yet).
   expect(release(calls, due, 10_000)).toEqual({ backlog: 3, peakPerSecond: 2, drainS: 2.5 });
+});
+
+test('Redis memory from INFO, a gauge per label from /metrics', () => {
+  expect(
+    redisMemory('# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:67108864\r\n'),
+  ).toEqual({
+    used: 1_048_576,
+    max: 67_108_864,
+  });
+  const text = [
+    '# TYPE kairos_pg_fallback_active gauge',
+    'kairos_pg_fallback_active{partition="0"} 1',
+    'kairos_pg_fallback_active{partition="1"} 0',
+    'kairos_pg_fallback_activeX{partition="2"} 1',
+  ].join('\n');
+  expect([...gaugeByLabel(text, 'kairos_pg_fallback_active', 'partition')]).toEqual([
+    ['0', 1],
+    ['1', 0],
+  ]);
+});
+
+test('mode samples become each partition’s stretches; the mode at a moment; the longest PostgreSQL-only', () => {
+  const pg = 'PostgreSQL-only' as const;
+  const samples = [
+    { s: 1, partition: 0, mode: 'hot' as const },
+    { s: 2, partition: 0, mode: pg },
+    { s: 3, partition: 0, mode: pg },
+    { s: 6, partition: 0, mode: 'hot' as const },
+    { s: 7, partition: 0, mode: 'hot' as const },
+    { s: 2.5, partition: 1, mode: pg },
+    { s: 4, partition: 1, mode: 'hot' as const },
+  ];
+  const spans = modeSpans(samples);
+  expect(spans).toEqual([
+    { partition: 0, mode: 'hot', from: 1, to: 2 },
+    { partition: 0, mode: pg, from: 2, to: 6 },
+    { partition: 0, mode: 'hot', from: 6, to: 7 },
+    { partition: 1, mode: pg, from: 2.5, to: 4 },
+    { partition: 1, mode: 'hot', from: 4, to: 4 },
+  ]);
+  expect(modeAt(spans, 0, 5.9)).toBe(pg);
+  expect(modeAt(spans, 1, 4.5)).toBe('hot');
+  expect(modeAt(spans, 7, 3)).toBe('hot');
+  expect(longestPgOnly(spans)).toBe(4);
+  expect(longestPgOnly([])).toBe(0);
 });

@@ -192,3 +192,12 @@ export class DrillContext {
   }
 }
 
+/** Each delay tier's admin URL (its /metrics too) by app name, from its ready line; call before deploy(). */
+export function tierAdminUrls(ctx: DrillContext): Map<string, string> {
+  const urls = new Map<string, string>();
+  ctx.onLine((app, line) => {
+    const m = /"adminUrl":"([^"]+)"/.exec(line);
+    if (app.startsWith('delay-tier') && m?.[1]) urls.set(app, m[1]);
+  });
+  return urls;
+}
