@@ -19,6 +19,7 @@ export { unsecuredOAuthToken } from './services/kafka-security.js';
 export { buildConsole } from './console-build.js';
 export { checkPrerequisites, MissingPrerequisite, type Toolchain } from './prereqs.js';
 export { writePlotPng, type PlotSpec } from './plot.js';
+export { startRedisServer, type RedisServer } from './redis-server.js';
 export { DRILLS } from './drills/index.js';
 export { drillInputs, type Drill, type DrillOption } from './drills/drill.js';
 export { runDrill, type RunOptions } from './drills/runner.js';
@@ -28,3 +29,12 @@ export { tallyJobs, jobChecks, lateness, stateCounts, type JobRow } from './dril
 export { counterSum } from './drills/prom.js';
 export { parseWorkerLine, attemptBars } from './drills/zombie-worker.js';
 export { seededRandom } from './drills/random.js';
+export {
+  breakerSpans,
+  callsPerSecond,
+  jitterParts,
+  parseRetryLine,
+  release,
+  spread,
+} from './drills/storm-stats.js';
+export { gaugeByLabel, longestPgOnly, modeAt, modeSpans, redisMemory } from './drills/oom-stats.js';

@@ -1,13 +1,24 @@
 import { expect, test } from 'vitest';
 import {
   attemptBars,
+  breakerSpans,
+  callsPerSecond,
   counterSum,
   DRILLS,
   drillInputs,
+  gaugeByLabel,
+  jitterParts,
   jobChecks,
   lateness,
+  longestPgOnly,
+  modeAt,
+  modeSpans,
+  parseRetryLine,
   parseWorkerLine,
+  redisMemory,
+  release,
   seededRandom,
+  spread,
   tallyJobs,
   verdictLine,
   type JobRow,
@@ -76,7 +87,13 @@ test('drill options: defaults, overrides, and a clear error for bad input', () =
     '--pause must be an integer from 10 to 300, got 5',
   );
   expect(() => drillInputs(zombie!, { jobs: 'many' })).toThrow(/--jobs must be an integer/);
-  expect(DRILLS.map((d) => d.name)).toEqual(['dispatcher-crash', 'split-brain', 'zombie-worker']);
+  expect(DRILLS.map((d) => d.name)).toEqual([
+    'dispatcher-crash',
+    'split-brain',
+    'zombie-worker',
+    'retry-storm',
+    'redis-oom',
+  ]);
 });
 
 test('a seed gives the same numbers every time', () => {
@@ -113,4 +130,120 @@ test('worker lines become events, and each attempt a bar from its start to its e
     { job: 'job 1', attempt: 'worker#1 fence 1: zombie', from: 1, to: 21 },
     { job: 'job 1', attempt: 'worker#2 fence 2: applied', from: 8, to: 9 },
   ]);
+});
+
+test('a scheduled retry is read from the tracker’s line: the failed attempt and its delay', () => {
+  const t0 = Date.parse('2026-12-03T10:00:00.000Z');
+  const line = JSON.stringify({
+    level: 30,
+    time: '2026-12-03T10:00:05.000Z',
+    jobId: 'j1',
+    attempt: 3,
+    dueAt: '2026-12-03T10:00:12.500Z',
+    msg: 'attempt failed; retry scheduled',
+  });
+  expect(parseRetryLine(line, t0)).toEqual({ s: 5, job: 'j1', failed: 2, delayMs: 7500 });
+  expect(parseRetryLine('{"msg":"tracker started"}', t0)).toBeUndefined();
+  expect(parseRetryLine('START j1 1', t0)).toBeUndefined();
+});
+
+test('jitter parts: the delay less its exponential part, capped ones left out; their spread', () => {
+  const backoff = { baseMs: 1000, capMs: 20_000, jitterMs: 10_000 };
+  const retry = (failed: number, delayMs: number) => ({ s: 0, job: 'j', failed, delayMs });
+  // failed 1: 1 s + jitter; failed 2: 2 s + jitter; failed 5: 16 s + up to 10 s reaches the cap.
+  expect(jitterParts([retry(1, 1500), retry(2, 11_000), retry(5, 20_000)], backoff)).toEqual([500, 9000]);
+  expect(spread([500, 9000])).toEqual({ rangeMs: 8500, sdMs: 4250 });
+  expect(spread([7])).toEqual({ rangeMs: 0, sdMs: 0 });
+});
+
+test('downstream calls per second by status, and the breaker’s open and ramping spans', () => {
+  const call = (atMs: number, status: number, job = 'j') => ({ atMs, job, attempt: 1, status });
+  expect(callsPerSecond([call(100, 200), call(900, 503), call(950, 200), call(1200, 200)])).toEqual([
+    { s: 0, status: '200', n: 2 },
+    { s: 0, status: '503', n: 1 },
+    { s: 1, status: '200', n: 1 },
+  ]);
+  const changes = [
+    { s: 10, state: 'open' as const },
+    { s: 20, state: 'ramping' as const },
+    { s: 20.05, state: 'open' as const },
+    { s: 30, state: 'ramping' as const },
+  ];
+  expect(breakerSpans(changes, 45)).toEqual([
+    { from: 10, to: 20, state: 'open' },
+    { from: 20, to: 20.05, state: 'ramping' },
+    { from: 20.05, to: 30, state: 'open' },
+    { from: 30, to: 45, state: 'ramping' },
+  ]);
+  expect(breakerSpans([...changes, { s: 50, state: 'closed' }], 60).at(-1)).toEqual({
+    from: 30,
+    to: 50,
+    state: 'ramping',
+  });
+});
+
+test('the release after recovery: the backlog waiting, its busiest second and how long it took', () => {
+  const ok = (atMs: number, job: string) => ({ atMs, job, attempt: 2, status: 200 });
+  const due = new Map([
+    ['early-done', 1000],
+    ['a', 2000],
+    ['b', 3000],
+    ['c', 4000],
+    ['later', 12_000],
+  ]);
+  const calls = [
+    ok(1500, 'early-done'),
+    { atMs: 2100, job: 'a', attempt: 1, status: 503 },
+    ok(10_100, 'a'),
+    ok(10_900, 'b'),
+    ok(12_500, 'c'),
+    ok(12_600, 'later'),
+  ];
+  // From 10 s: a, b and c wait (early-done had succeeded, later was not due yet).
+  expect(release(calls, due, 10_000)).toEqual({ backlog: 3, peakPerSecond: 2, drainS: 2.5 });
+});
+
+test('Redis memory from INFO, a gauge per label from /metrics', () => {
+  expect(
+    redisMemory('# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:67108864\r\n'),
+  ).toEqual({
+    used: 1_048_576,
+    max: 67_108_864,
+  });
+  const text = [
+    '# TYPE kairos_pg_fallback_active gauge',
+    'kairos_pg_fallback_active{partition="0"} 1',
+    'kairos_pg_fallback_active{partition="1"} 0',
+    'kairos_pg_fallback_activeX{partition="2"} 1',
+  ].join('\n');
+  expect([...gaugeByLabel(text, 'kairos_pg_fallback_active', 'partition')]).toEqual([
+    ['0', 1],
+    ['1', 0],
+  ]);
+});
+
+test('mode samples become each partition’s stretches; the mode at a moment; the longest PostgreSQL-only', () => {
+  const pg = 'PostgreSQL-only' as const;
+  const samples = [
+    { s: 1, partition: 0, mode: 'hot' as const },
+    { s: 2, partition: 0, mode: pg },
+    { s: 3, partition: 0, mode: pg },
+    { s: 6, partition: 0, mode: 'hot' as const },
+    { s: 7, partition: 0, mode: 'hot' as const },
+    { s: 2.5, partition: 1, mode: pg },
+    { s: 4, partition: 1, mode: 'hot' as const },
+  ];
+  const spans = modeSpans(samples);
+  expect(spans).toEqual([
+    { partition: 0, mode: 'hot', from: 1, to: 2 },
+    { partition: 0, mode: pg, from: 2, to: 6 },
+    { partition: 0, mode: 'hot', from: 6, to: 7 },
+    { partition: 1, mode: pg, from: 2.5, to: 4 },
+    { partition: 1, mode: 'hot', from: 4, to: 4 },
+  ]);
+  expect(modeAt(spans, 0, 5.9)).toBe(pg);
+  expect(modeAt(spans, 1, 4.5)).toBe('hot');
+  expect(modeAt(spans, 7, 3)).toBe('hot');
+  expect(longestPgOnly(spans)).toBe(4);
+  expect(longestPgOnly([])).toBe(0);
 });

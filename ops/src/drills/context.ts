@@ -23,6 +23,8 @@ export class DrillContext {
   /** The apps' error and fatal log lines (the first 100): the record's clue when a drill fails. */
   readonly errors: { app: string; atMs: number; line: string }[] = [];
   readonly #listeners: LineListener[] = [];
+  /** What the drill started besides the apps (a downstream, a Redis of its own), undone last. */
+  readonly #deferred: (() => Promise<void> | void)[] = [];
   #deployment: ProcessDeployment | undefined;
   #stopping = false;
 
@@ -175,8 +177,27 @@ export class DrillContext {
     return out;
   }
 
+  /** Runs `undo` when the drill ends, after its apps have stopped (newest first). */
+  defer(undo: () => Promise<void> | void): void {
+    this.#deferred.push(undo);
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
-    await this.#deployment?.stop();
+    try {
+      await this.#deployment?.stop();
+    } finally {
+      for (const undo of this.#deferred.reverse()) await Promise.resolve(undo()).catch(() => undefined);
+    }
   }
+}
+
+/** Each delay tier's admin URL (its /metrics too) by app name, from its ready line; call before deploy(). */
+export function tierAdminUrls(ctx: DrillContext): Map<string, string> {
+  const urls = new Map<string, string>();
+  ctx.onLine((app, line) => {
+    const m = /"adminUrl":"([^"]+)"/.exec(line);
+    if (app.startsWith('delay-tier') && m?.[1]) urls.set(app, m[1]);
+  });
+  return urls;
 }

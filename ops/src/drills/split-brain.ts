@@ -1,5 +1,5 @@
 import type { RunningApp } from '../deployment.js';
-import type { DrillContext } from './context.js';
+import { tierAdminUrls, type DrillContext } from './context.js';
 import type { Drill } from './drill.js';
 import { jobChecks, stateCounts, tallyJobs, type JobRow } from './job-checks.js';
 import { spreadJobs, spreadOptions } from './workload.js';
@@ -30,16 +30,6 @@ function sampleDispatches(
     }
   }, 500);
   return { samples, stop: () => clearInterval(timer) };
-}
-
-/** Each delay tier's admin URL by app name, from its ready line. */
-function adminUrls(ctx: DrillContext): Map<string, string> {
-  const urls = new Map<string, string>();
-  ctx.onLine((app, line) => {
-    const m = /"adminUrl":"([^"]+)"/.exec(line);
-    if (app.startsWith('delay-tier') && m?.[1]) urls.set(app, m[1]);
-  });
-  return urls;
 }
 
 /**
@@ -98,7 +88,7 @@ async function splitTheBrain(
 
 async function run(ctx: DrillContext, inputs: Readonly<Record<string, number>>): Promise<DrillOutcome> {
   const { jobs: n = 0, spread = 0, pause = 0 } = inputs;
-  const urls = adminUrls(ctx);
+  const urls = tierAdminUrls(ctx);
   const d = await ctx.deploy(['api', 'tracker', 'delay-tier', 'delay-tier'], {});
   await ctx.startWorker();
   const [a, b] = d.apps('delay-tier') as [RunningApp, RunningApp];
