@@ -179,10 +179,8 @@ export async function judgeHerd(
   const floods = await Promise.all(h.runs.map((r) => timedRows(ctx, r.flood)));
   const windows = h.runs.map((m, i) => ({
     fromMs: m.atMs - m.jitterMs,
-    releasedMs: [...(herds[i] ?? []), ...(floods[i] ?? [])].reduce(
-      (a, r) => Math.max(a, r.dispatchedAtMs ?? a),
-      m.atMs,
-    ),
+    // The batch alone: a jittered herd's own runs leave over its whole window, by design.
+    releasedMs: (floods[i] ?? []).reduce((a, r) => Math.max(a, r.dispatchedAtMs ?? a), m.atMs),
     drainedMs: ctx.t0 + m.drainedMs,
   }));
   const late = criticalLateness(critical, windows, ctx.t0, h.unloadedUntilMs);
