@@ -6,7 +6,7 @@ import { marked, withMarks } from './plots.js';
 /** The legend's words for the phase a critical job fell due in. */
 const PHASES: Record<Phase, string> = {
   unloaded: 'unloaded',
-  release: 'the tier releasing a herd and its batch',
+  release: 'a herd and batch being released',
   drain: 'the batch queued at the worker',
   quiet: 'between herds',
 };
