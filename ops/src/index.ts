@@ -38,3 +38,12 @@ export {
   spread,
 } from './drills/storm-stats.js';
 export { gaugeByLabel, longestPgOnly, modeAt, modeSpans, redisMemory } from './drills/oom-stats.js';
+export {
+  backlogSeries,
+  dailyCronAt,
+  midnightAfter,
+  quantile,
+  herdRelease,
+  releaseCurve,
+} from './drills/herd-figures.js';
+export { criticalLateness, type CriticalLate, type HerdWindow, type Phase } from './drills/herd-judge.js';

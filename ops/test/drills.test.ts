@@ -1,22 +1,29 @@
 import { expect, test } from 'vitest';
 import {
   attemptBars,
+  backlogSeries,
   breakerSpans,
   callsPerSecond,
   counterSum,
-  DRILLS,
+  criticalLateness,
+  dailyCronAt,
   drillInputs,
+  DRILLS,
   gaugeByLabel,
+  herdRelease,
   jitterParts,
   jobChecks,
   lateness,
   longestPgOnly,
+  midnightAfter,
   modeAt,
   modeSpans,
   parseRetryLine,
   parseWorkerLine,
+  quantile,
   redisMemory,
   release,
+  releaseCurve,
   seededRandom,
   spread,
   tallyJobs,
@@ -93,6 +100,7 @@ test('drill options: defaults, overrides, and a clear error for bad input', () =
     'zombie-worker',
     'retry-storm',
     'redis-oom',
+    'midnight-herd',
   ]);
 });
 
@@ -246,4 +254,88 @@ test('mode samples become each partition’s stretches; the mode at a moment; th
   expect(modeAt(spans, 7, 3)).toBe('hot');
   expect(longestPgOnly(spans)).toBe(4);
   expect(longestPgOnly([])).toBe(0);
+});
+
+test("the herd's midnight: the next whole second after the lead, as a daily UTC cron with seconds", () => {
+  const now = Date.parse('2026-12-03T23:59:41.250Z');
+  const at = midnightAfter(now, 18_000);
+  expect(new Date(at).toISOString()).toBe('2026-12-04T00:00:00.000Z');
+  expect(dailyCronAt(at)).toBe('0 0 0 * * *');
+  expect(midnightAfter(now, 18_750)).toBe(at); // exactly on a whole second: that one
+  expect(dailyCronAt(Date.parse('2026-12-03T14:50:29.000Z'))).toBe('29 50 14 * * *');
+});
+
+test('a release curve counts dispatches per 100 ms, empty bins included, widened to the span asked', () => {
+  const zero = 1_000_000;
+  const times = [zero + 5, zero + 40, zero + 99, zero + 250, zero - 120];
+  expect(releaseCurve(times, zero)).toEqual([
+    { s: -0.2, n: 1 },
+    { s: -0.1, n: 0 },
+    { s: 0, n: 3 },
+    { s: 0.1, n: 0 },
+    { s: 0.2, n: 1 },
+  ]);
+  // A herd released in one bin still has zero bins around it to draw against.
+  expect(releaseCurve([zero, zero], zero, 100, -200, 150)).toEqual([
+    { s: -0.2, n: 0 },
+    { s: -0.1, n: 0 },
+    { s: 0, n: 2 },
+    { s: 0.1, n: 0 },
+  ]);
+  expect(releaseCurve([], zero)).toEqual([]);
+  expect(herdRelease(times, zero)).toEqual({ firstMs: -120, lastMs: 250, spreadMs: 370, peakPer100ms: 3 });
+  expect(herdRelease([], zero).peakPer100ms).toBe(0);
+});
+
+test('quantiles by nearest rank', () => {
+  const xs = Array.from({ length: 100 }, (_, i) => 100 - i); // 1..100, unsorted
+  expect(quantile(xs, 0.5)).toBe(50);
+  expect(quantile(xs, 0.99)).toBe(99);
+  expect(quantile(xs, 1)).toBe(100);
+  expect(quantile([7], 0.99)).toBe(7);
+  expect(quantile([], 0.5)).toBeNaN();
+});
+
+test('the batch backlog: jobs due and not finished at each step; never finished stays in it', () => {
+  const spans = [
+    { dueAtMs: 1000, finishedAtMs: 1500 },
+    { dueAtMs: 1000, finishedAtMs: 2500 },
+    { dueAtMs: 2000, finishedAtMs: undefined },
+  ];
+  expect(backlogSeries(spans, 0, 3000, 1000)).toEqual([
+    { atMs: 0, backlog: 0 },
+    { atMs: 1000, backlog: 2 },
+    { atMs: 2000, backlog: 2 },
+    { atMs: 3000, backlog: 1 },
+  ]);
+});
+
+test('critical lateness: start after due, by the phase it fell due in; the first second left out', () => {
+  const row = (due: number, dispatched: number, started: number) => ({
+    id: `c${due}`,
+    state: 'SUCCEEDED',
+    dueAtMs: due,
+    dispatchedAtMs: dispatched,
+    startedAtMs: started,
+    finishedAtMs: started + 5,
+    attempt: 1,
+  });
+  const rows = [
+    row(3000, 3010, 3030),
+    row(500, 700, 900), // the first second: a cold pipeline
+    row(1500, 1502, 1520),
+    row(12_000, 12_001, 12_020),
+    row(20_000, 21_000, 21_050),
+    row(26_000, 26_010, 26_040),
+    row(31_000, 31_010, 31_030),
+  ];
+  const windows = [{ fromMs: 19_000, releasedMs: 25_000, drainedMs: 30_000 }];
+  expect(criticalLateness(rows, windows, 0, 10_000)).toEqual([
+    { s: 1.5, lateMs: 20, dispatchMs: 2, phase: 'unloaded' },
+    { s: 3, lateMs: 30, dispatchMs: 10, phase: 'unloaded' },
+    { s: 12, lateMs: 20, dispatchMs: 1, phase: 'quiet' },
+    { s: 20, lateMs: 1050, dispatchMs: 1000, phase: 'release' },
+    { s: 26, lateMs: 40, dispatchMs: 10, phase: 'drain' },
+    { s: 31, lateMs: 30, dispatchMs: 10, phase: 'quiet' },
+  ]);
 });

@@ -14,10 +14,12 @@
  * Settings: DRILL_LEASE_MS (default: the SDK's), KAIROS_KAFKA_SESSION_TIMEOUT_MS (default 6,000),
  * DRILL_CONCURRENCY (default 50), DRILL_ON_ZOMBIE (default `continue`: a drill's only worker must
  * not leave over one lease lost on a busy machine; the zombie-worker drill sets `shutdown`),
- * DRILL_BREAKER_OPEN_MS, DRILL_BREAKER_RAMP_MS and DRILL_BREAKER_INITIAL_SHARE (default: the SDK's).
+ * DRILL_BREAKER_OPEN_MS, DRILL_BREAKER_RAMP_MS and DRILL_BREAKER_INITIAL_SHARE (default: the SDK's),
+ * DRILL_RESERVED_SLOTS (default none: `critical:30` keeps 30 slots for critical, as midnight-herd does).
  */
 import {
   fencedEffect,
+  parseReservedSlots,
   parseRetryAfter,
   PermanentError,
   ThrottledError,
@@ -55,6 +57,7 @@ const worker = new Worker({
   redisUrl: env.KAIROS_REDIS_URL ?? '',
   redisKeyPrefix: env.KAIROS_REDIS_KEY_PREFIX ?? '',
   concurrency: Number(env.DRILL_CONCURRENCY ?? 50),
+  reservedSlots: parseReservedSlots(env.DRILL_RESERVED_SLOTS ?? '', 'DRILL_RESERVED_SLOTS'),
   ...(env.DRILL_LEASE_MS ? { leaseMs: Number(env.DRILL_LEASE_MS) } : {}),
   sessionTimeoutMs: Number(env.KAIROS_KAFKA_SESSION_TIMEOUT_MS ?? 6000),
   shutdownTimeoutMs: 5000,
