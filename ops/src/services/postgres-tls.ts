@@ -8,10 +8,27 @@ import { adminClient, postgresUser } from './postgres.js';
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
+/** Where this stack keeps the server's key and certificate (they may not exist yet). */
+export function serverTlsFiles(cfg: StackConfig): { keyFile: string; certFile: string } {
+  const outDir = resolve(postgresBase(cfg), 'tls');
+  return { keyFile: resolve(outDir, 'server-key.pem'), certFile: resolve(outDir, 'server-cert.pem') };
+}
+
+/**
+ * The server's TLS options for its command line once its certificate exists. They override
+ * `postgresql.auto.conf`, whose ALTER SYSTEM paths name the checkout that first set them: a data
+ * folder shared with another checkout (a worktree) that has since gone would not start otherwise.
+ */
+export function serverTlsArgs(cfg: StackConfig): string[] {
+  const { keyFile, certFile } = serverTlsFiles(cfg);
+  if (!existsSync(certFile) || !existsSync(keyFile)) return [];
+  return ['-c', 'ssl=on', '-c', `ssl_cert_file=${certFile}`, '-c', `ssl_key_file=${keyFile}`];
+}
+
 /** The server's key and certificate, signed by the stack's CA, readable only by PostgreSQL. */
 function serverCertificate(cfg: StackConfig): { keyFile: string; certFile: string } {
-  const outDir = resolve(postgresBase(cfg), 'tls');
-  const files = { keyFile: resolve(outDir, 'server-key.pem'), certFile: resolve(outDir, 'server-cert.pem') };
+  const files = serverTlsFiles(cfg);
+  const outDir = resolve(files.certFile, '..');
   if (existsSync(files.certFile)) return files;
   issueCertificate({ caDir: dirs(cfg).ca, outDir, name: 'server', host: cfg.host });
   // PostgreSQL refuses a key that others can read.

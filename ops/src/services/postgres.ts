@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import { dirs, type StackConfig } from '../config.js';
 import { spawnDetached } from '../proc.js';
+import { serverTlsArgs } from './postgres-tls.js';
 import type { ServiceDef } from './types.js';
 
 /** PostgreSQL refuses to run as root; as root we run it as the Debian package's `postgres` user. */
@@ -87,6 +88,7 @@ export const postgres: ServiceDef = {
         'max_connections=300',
         '-c',
         'shared_buffers=256MB',
+        ...serverTlsArgs(cfg),
       ],
       logFile,
       pidFile,
