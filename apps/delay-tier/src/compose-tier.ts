@@ -3,7 +3,7 @@ import type { DelayTierMetrics, Logger } from '@kairos/observability';
 import { HotSet, Leases, RateLimiter } from '@kairos/redis';
 import type { Producer } from 'kafkajs';
 import type { DelayTierOptions } from './delay-tier-options.js';
-import { Dispatcher } from './dispatcher.js';
+import { DispatchLanes } from './dispatch-lanes.js';
 import { Hydrator } from './hydrator.js';
 import { LagHistory } from './lag-history.js';
 import { JobEventsConsumer } from './job-events-consumer.js';
@@ -23,7 +23,7 @@ import { TaskMessages } from './task-messages.js';
 /** The tier's parts, and its services in start order (each uses those before it). */
 export interface Tier extends PartitionState {
   readonly leases: Leases;
-  readonly dispatcher: Dispatcher;
+  readonly dispatcher: DispatchLanes;
   readonly preloader: Preloader;
   readonly services: readonly Service[];
 }
@@ -134,55 +134,58 @@ function newDispatcher(
   { o, log, metrics, lagHistory }: Context,
   state: PartitionState,
   producer: Producer,
-): Dispatcher {
-  return new Dispatcher({
-    hot: state.hot,
-    ownership: state.ownership,
-    modes: state.modes,
-    guard: state.guard,
-    release: state.release,
-    pool: o.pool,
-    producer,
-    messages: new TaskMessages(o.codec, o.topics),
-    gate: new OccurrenceGate({
-      codec: o.codec,
-      jobEventsTopic: o.topics.jobEvents,
-      recheckMs: o.overlapRecheckMs ?? 500,
-    }),
-    log,
-    batchSize: o.batchSize ?? 500,
-    maxSleepMs: o.maxSleepMs ?? 1000,
-    fallbackPollMs: o.fallbackPollMs ?? 20,
-    concurrency: o.dispatchConcurrency ?? 1,
-    preDispatchMs: o.preDispatchMs ?? 0,
-    quantum: o.tenantQuantum ?? 16,
-    tenantWeights: o.tenantWeights ?? new Map(),
-    onDispatched: (record, atMs) => {
-      metrics.dispatched.inc({ resource_class: record.resource_class });
-      metrics.dispatchLag.observe(record.resource_class, record.tenant_id, (atMs - record.due_at) / 1000);
-      lagHistory.observe(record.resource_class, atMs, atMs - record.due_at);
-      metrics.hops.observe(
-        'due_to_dispatch',
-        record.resource_class,
-        record.tenant_id,
-        (atMs - record.due_at) / 1000,
-      );
-      o.onDispatched?.(record, atMs);
+): DispatchLanes {
+  return new DispatchLanes(
+    {
+      hot: state.hot,
+      ownership: state.ownership,
+      modes: state.modes,
+      guard: state.guard,
+      release: state.release,
+      pool: o.pool,
+      producer,
+      messages: new TaskMessages(o.codec, o.topics),
+      gate: new OccurrenceGate({
+        codec: o.codec,
+        jobEventsTopic: o.topics.jobEvents,
+        recheckMs: o.overlapRecheckMs ?? 500,
+      }),
+      log,
+      batchSize: o.batchSize ?? 500,
+      maxSleepMs: o.maxSleepMs ?? 1000,
+      fallbackPollMs: o.fallbackPollMs ?? 20,
+      concurrency: o.dispatchConcurrency ?? 1,
+      preDispatchMs: o.preDispatchMs ?? 0,
+      quantum: o.tenantQuantum ?? 16,
+      tenantWeights: o.tenantWeights ?? new Map(),
+      onDispatched: (record, atMs) => {
+        metrics.dispatched.inc({ resource_class: record.resource_class });
+        metrics.dispatchLag.observe(record.resource_class, record.tenant_id, (atMs - record.due_at) / 1000);
+        lagHistory.observe(record.resource_class, atMs, atMs - record.due_at);
+        metrics.hops.observe(
+          'due_to_dispatch',
+          record.resource_class,
+          record.tenant_id,
+          (atMs - record.due_at) / 1000,
+        );
+        o.onDispatched?.(record, atMs);
+      },
+      onExpired: (record) => {
+        metrics.expired.inc();
+        o.onExpired?.(record);
+      },
+      onSkipped: (skipped) => {
+        for (const [scheduleId, n] of skipped) metrics.schedules.runs(scheduleId, 'skipped', n);
+      },
     },
-    onExpired: (record) => {
-      metrics.expired.inc();
-      o.onExpired?.(record);
-    },
-    onSkipped: (skipped) => {
-      for (const [scheduleId, n] of skipped) metrics.schedules.runs(scheduleId, 'skipped', n);
-    },
-  });
+    state.release.classes,
+  );
 }
 
 function newPreloader(
   { o, log, metrics }: Context,
   state: PartitionState,
-  dispatcher: Dispatcher,
+  dispatcher: DispatchLanes,
 ): Preloader {
   const intervalMs = o.preloadIntervalMs ?? 1000;
   return new Preloader({
@@ -211,7 +214,7 @@ function newPreloader(
 function newEventsConsumer(
   { o, log, metrics }: Context,
   state: PartitionState,
-  dispatcher: Dispatcher,
+  dispatcher: DispatchLanes,
 ): JobEventsConsumer {
   return new JobEventsConsumer({
     kafka: o.kafka,
@@ -235,7 +238,7 @@ function newEventsConsumer(
       onScheduled: (record, atMs) => {
         // Due before the dispatcher's planned visit of its partition (due now, or a late event,
         // or simply sooner than anything else there): it wakes for it.
-        dispatcher.scheduled(record.shard, record.due_at);
+        dispatcher.scheduled(record.shard, record.due_at, record.resource_class);
         o.onScheduled?.(record, atMs);
       },
     },
@@ -246,7 +249,7 @@ function newEventsConsumer(
 function wireNotices(
   { metrics, notices }: Context,
   s: PartitionState,
-  dispatcher: Dispatcher,
+  dispatcher: DispatchLanes,
   preloader: Preloader,
 ): void {
   notices.on('ready', (partition) => dispatcher.refresh(partition));

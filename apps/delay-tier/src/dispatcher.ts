@@ -15,6 +15,23 @@ import { dispatchRound, type PoppedPartition, type RoundDispatchDeps } from './r
 import type { TaskMessages } from './task-messages.js';
 
 export interface DispatcherOptions {
+  /** Its lifecycle's and log lines' name (a lane of dispatchLanes()). Default: 'dispatcher'. */
+  readonly name?: string;
+  /** The classes it releases from hot sets. Default: every class. */
+  readonly classes?: ReadonlySet<string>;
+  /**
+   * Whether it dispatches PostgreSQL-only partitions (every class, straight from PostgreSQL).
+   * Default: true. Of several dispatchers over the same partitions, exactly one must.
+   */
+  readonly postgresOnly?: boolean;
+  /**
+   * Classes another lane releases whose earliest waiting job this one's pops report too (popping
+   * none of them), to `onDue`: that lane then needs no frequent safety-net visits of its own.
+   */
+  readonly peek?: {
+    readonly classes: readonly string[];
+    readonly onDue: (partition: number, dueAtMs: number) => void;
+  };
   readonly hot: HotSet;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
@@ -79,7 +96,7 @@ export class Dispatcher extends LifecycleService {
   #popTurn: Promise<unknown> = Promise.resolve();
 
   constructor(options: DispatcherOptions) {
-    super('dispatcher');
+    super(options.name ?? 'dispatcher');
     this.#o = options;
     this.#deadlines = new PartitionDeadlines(options.maxSleepMs);
     this.#claims = { ...options, report: (sent, expired, nowMs) => this.#report(sent, expired, nowMs) };
@@ -134,12 +151,12 @@ export class Dispatcher extends LifecycleService {
     for (const partition of due) this.#deadlines.visiting(partition);
     const next = new Map<number, number>();
     const fallback = due.filter((p) => this.#o.modes.isFallback(p));
+    const hot = due.filter((p) => !fallback.includes(p));
+    // Not ours to dispatch: back when the mode changes (refresh()), else at the safety net.
+    if (this.#o.postgresOnly === false) for (const p of fallback) next.set(p, Infinity);
     await Promise.all([
-      this.#hotRound(
-        due.filter((p) => !fallback.includes(p)),
-        next,
-      ),
-      this.#fallbackRound(fallback, next),
+      this.#hotRound(hot, next),
+      this.#fallbackRound(this.#o.postgresOnly === false ? [] : fallback, next),
     ]);
     let busy = false;
     for (const [partition, at] of next) {
@@ -239,7 +256,7 @@ export class Dispatcher extends LifecycleService {
    * out together (one pipelined write).
    */
   #pop(partition: number, epoch: number): Promise<{ nowMs: number; records: HotRecord[]; nextAt: number }> {
-    if (!this.#o.release.limited) return this.#popNow(partition, epoch);
+    if (!this.#o.release.limited(this.#o.classes)) return this.#popNow(partition, epoch);
     const turn = this.#popTurn.then(() => this.#popNow(partition, epoch));
     this.#popTurn = turn.catch(() => undefined);
     return turn;
@@ -249,14 +266,17 @@ export class Dispatcher extends LifecycleService {
     partition: number,
     epoch: number,
   ): Promise<{ nowMs: number; records: HotRecord[]; nextAt: number }> {
-    const plan = await this.#o.release.plan();
+    const plan = await this.#o.release.plan(this.#o.classes);
+    const peeked = (this.#o.peek?.classes ?? []).map((name) => ({ name, limit: 0 }));
     const popped = await this.#o.hot.popDue(partition, epoch, {
-      classes: plan.classes,
+      classes: [...plan.classes, ...peeked],
       leadMs: this.#o.preDispatchMs,
       quantum: this.#o.quantum,
       weights: this.#o.tenantWeights,
     });
     this.#deadlines.sync(popped.nowMs);
+    for (const due of popped.nextDueMs.slice(plan.classes.length))
+      if (due !== undefined) this.#o.peek?.onDue(partition, due);
     const nextAt = this.#deadlines.toLocal(nextDeadline(popped, plan, this.#o.preDispatchMs));
     const records = popped.jobs.map((j) => JSON.parse(j.record) as HotRecord);
     const perClass = new Map<string, number>();

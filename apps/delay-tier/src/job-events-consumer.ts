@@ -2,7 +2,7 @@ import { LifecycleService } from '@kairos/core';
 import { groupMemberConfig } from '@kairos/kafka';
 import type { Logger } from '@kairos/observability';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import type { Dispatcher } from './dispatcher.js';
+import type { DispatchLanes } from './dispatch-lanes.js';
 import { applyJobEvents, type EventApplierDeps } from './event-applier.js';
 import type { Ownership } from './ownership.js';
 
@@ -20,7 +20,7 @@ export interface JobEventsConsumerOptions {
   /** Takes and drops partitions as the group assigns them. */
   readonly ownership: Ownership;
   /** Visits every partition again once a rebalance is over. */
-  readonly dispatcher: Pick<Dispatcher, 'refresh'>;
+  readonly dispatcher: Pick<DispatchLanes, 'refresh'>;
   readonly applier: EventApplierDeps;
   readonly log: Logger;
   /** Called when the consumer crashed for good (the app should exit and be restarted). */

@@ -31,8 +31,8 @@ runMain(async () => {
   const pool = createPool({
     connectionString: env.pgUrl,
     schema: env.dbSchema,
-    // A connection per partition claiming at once, plus the pre-loader's and the reaper's.
-    max: tenv.dispatchConcurrency + 4,
+    // A connection per partition claiming at once, the critical lane's, the pre-loader's and the reaper's.
+    max: tenv.dispatchConcurrency + 5,
     applicationName: 'kairos-delay-tier',
   });
   const kafka = createKafka(kafkaClientOptions(env, 'delay-tier'));

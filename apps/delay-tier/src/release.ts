@@ -41,26 +41,36 @@ export class Release {
   }
 
   /**
-   * Whether some class had a rate limit when limits were last read (true before the first read):
-   * only then must partitions pop one at a time, so that the first to ask does not take a small
-   * bucket whole.
+   * Whether some class (of `only`, default all) had a rate limit when limits were last read (true
+   * before the first read): only then must partitions pop one at a time, so that the first to ask
+   * does not take a small bucket whole.
    */
-  get limited(): boolean {
-    return this.#readAt === -Infinity || this.#order.some((c) => this.#limits[c] !== undefined);
+  limited(only?: ReadonlySet<string>): boolean {
+    return (
+      this.#readAt === -Infinity ||
+      this.#order.some((c) => (only === undefined || only.has(c)) && this.#limits[c] !== undefined)
+    );
   }
 
-  async plan(): Promise<ReleasePlan> {
+  /** The classes known, in release order. */
+  get classes(): readonly string[] {
+    return this.#order;
+  }
+
+  /** This round's plan for `only` those classes (default: all), taking tokens of limited ones. */
+  async plan(only?: ReadonlySet<string>): Promise<ReleasePlan> {
     if (Date.now() - this.#readAt >= this.#refreshMs) {
       this.#limits = await this.#limiter.limits();
       this.#readAt = Date.now();
     }
-    const limited = this.#order.filter((c) => this.#limits[c] !== undefined);
+    const order = only === undefined ? this.#order : this.#order.filter((c) => only.has(c));
+    const limited = order.filter((c) => this.#limits[c] !== undefined);
     const { granted, refillMs } =
       limited.length === 0
         ? { granted: new Map<string, number>(), refillMs: new Map<string, number>() }
         : await this.#limiter.takeTokens(new Map(limited.map((c) => [c, this.#batchSize])));
     return {
-      classes: this.#order.map((name) => ({ name, limit: granted.get(name) ?? this.#batchSize })),
+      classes: order.map((name) => ({ name, limit: granted.get(name) ?? this.#batchSize })),
       granted,
       refillMs,
     };

@@ -19,7 +19,11 @@ for (const drill of DRILLS) {
     .command(drill.name)
     .description(drill.summary)
     .option('--seed <n>', 'seed of the drill’s random choices (default: random)')
-    .option('--out <dir>', 'where <drill>.json and <drill>.png go', resolve(root, '.kairos', 'drills'));
+    .option('--out <dir>', 'where <drill>.json and <drill>.png go', resolve(root, '.kairos', 'drills'))
+    .option(
+      '--profile <dir>',
+      'write a CPU profile (.cpuprofile) of every app the drill starts under <dir>/<app>',
+    );
   for (const o of drill.options)
     cmd.option(`--${o.name} <n>`, `${o.description} (${o.min}–${o.max})`, String(o.default));
   cmd.action(async (opts: Record<string, string | undefined>) => {
@@ -36,6 +40,7 @@ for (const drill of DRILLS) {
       outDir,
       inputs,
       progress: terminalProgress(drill.name),
+      ...(opts.profile === undefined ? {} : { profileDir: resolve(opts.profile) }),
     });
     console.log(
       `record: ${resolve(outDir, `${drill.name}.json`)}  plot: ${resolve(outDir, `${drill.name}.png`)}  (${(record.durationMs / 1000).toFixed(0)} s, seed ${seed})`,

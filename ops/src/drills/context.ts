@@ -32,6 +32,8 @@ export class DrillContext {
     readonly ns: NamespaceSpec,
     readonly seed: number,
     readonly progress: Progress,
+    /** Where the apps' CPU profiles go, one directory per app (none when undefined). */
+    readonly profileDir?: string,
   ) {
     this.random = seededRandom(seed);
   }
@@ -58,6 +60,7 @@ export class DrillContext {
     this.#deployment = await ProcessDeployment.start({
       ...this.ns,
       apps,
+      ...(this.profileDir === undefined ? {} : { profileDir: this.profileDir }),
       // The canary would add jobs of its own to the namespace; the drills probe with their own jobs.
       env: { KAIROS_CANARY_INTERVAL_MS: '0', ...env },
       onLine: (app, line) => {

@@ -15,6 +15,8 @@ export interface RunOptions {
   readonly outDir: string;
   readonly inputs: Readonly<Record<string, number>>;
   readonly progress: Progress;
+  /** CPU profiles of the drill's apps go under this directory (none when undefined). */
+  readonly profileDir?: string;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface RunOptions {
  */
 export async function runDrill(drill: Drill, o: RunOptions): Promise<DrillRecord> {
   const ns = drillNamespace(o.services);
-  const ctx = new DrillContext(ns, o.seed, o.progress);
+  const ctx = new DrillContext(ns, o.seed, o.progress, o.profileDir);
   const startedAt = new Date(ctx.t0).toISOString();
   let outcome: DrillOutcome;
   try {
