@@ -77,7 +77,7 @@ export default defineConfig({
           globalSetup: ['test/setup/global-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 300_000,
-          // Last and alone: it kills processes (and, with KAIROS_CHAOS_SHARED=1, shared services)
+          // Last and alone: it kills processes (and the local stack's Kafka, Connect and PostgreSQL)
           // and its timings (failover, canary recovery) need the machine to itself.
           maxWorkers: 1,
           sequence: { groupOrder: 2 },

@@ -1,5 +1,5 @@
 export { stackConfigFromEnv, serviceUrls, type StackConfig } from './config.js';
-export { up, upOptional, down, status, reset, type ServiceState } from './stack.js';
+export { up, upOptional, down, status, reset, crash, type ServiceState } from './stack.js';
 export { prometheusConfig } from './services/prometheus-config.js';
 export { bootstrap } from './bootstrap.js';
 export { bootstrapTarget, type BootstrapTarget } from '@kairos/bootstrap';

@@ -178,6 +178,25 @@ export async function down(cfg: StackConfig, log: Log, only?: readonly ServiceNa
   }
 }
 
+/**
+ * Crashes one service this stack runs, as a power loss or the OOM killer would: SIGKILL to its
+ * whole process group (a JVM and its wrapper; PostgreSQL's postmaster and every backend, so it
+ * restarts with crash recovery and no orphan holds its shared memory). Waits until it is gone;
+ * `up` starts it again. For chaos tests. Returns the pid killed.
+ */
+export async function crash(cfg: StackConfig, name: ServiceName): Promise<number> {
+  const pid = managedPid(cfg, name);
+  if (pid === undefined)
+    throw new Error(`${name} is not running under this stack (no live pid in ${pidFile(cfg, name)})`);
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    process.kill(pid, 'SIGKILL');
+  }
+  await waitFor(`${name} to die`, () => Promise.resolve(!isAlive(pid)), { timeoutMs: 10_000 });
+  return pid;
+}
+
 /** Stops everything and deletes all data and logs; the jar cache stays. */
 export async function reset(cfg: StackConfig, log: Log): Promise<void> {
   await down(cfg, log);

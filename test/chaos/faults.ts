@@ -3,6 +3,7 @@ import type { Namespace } from '../support/namespace.js';
 import { eventually } from '../support/pipeline.js';
 import { owners, ownedCount, type ChaosDeployment } from './chaos-deployment.js';
 import { seededRandom } from '@kairos/ops';
+import { STACK_FAULTS } from './stack-faults.js';
 
 /** What a fault hands the checker beyond its time. */
 export interface FaultOutcome {
@@ -18,12 +19,12 @@ export interface FaultContext extends ChaosDeployment {
 /**
  * One fault: `inject` breaks something for real and returns once the deployment is whole again
  * (the process restarted, the standby in charge), waiting on conditions, never on sleeps.
- * Faults of the shared stack (Kafka broker, Kafka Connect, PostgreSQL) join this list when the
- * chaos project runs alone (`shared: true`): the suite skips those unless KAIROS_CHAOS_SHARED=1.
+ * Faults of the shared stack (Kafka broker, Kafka Connect, PostgreSQL; `shared: true`) run only
+ * when the services are the local stack's own processes (see sharedFaultsAllowed).
  */
 export interface Fault {
   readonly name: string;
-  /** Breaks a service other suites share (only with KAIROS_CHAOS_SHARED=1). */
+  /** Breaks a service other suites share (see sharedFaultsAllowed). */
   readonly shared?: boolean;
   inject(ctx: FaultContext): Promise<FaultOutcome | void>;
 }
@@ -148,7 +149,17 @@ const redisFaults: Fault[] = [
   },
 ];
 
-/** The default suite's faults, in order (every app, the workers, Redis). */
+/**
+ * Whether the shared stack's services may be crashed: they must be this repository's local stack
+ * (processes it can SIGKILL and start again, not URLs from the environment or containers), and
+ * KAIROS_CHAOS_SHARED=0 opts out (the chaos project runs last and alone, but a second test run
+ * on the same stack would feel it).
+ */
+export function sharedFaultsAllowed(source: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  return source === 'local stack' && env.KAIROS_CHAOS_SHARED !== '0';
+}
+
+/** The default suite's faults, in order (every app, the workers, Redis, then the shared stack). */
 export const FAULTS: readonly Fault[] = [
   delayTierOwnerKill,
   { name: 'tracker SIGKILL', inject: (ctx) => restart(ctx, 'tracker') },
@@ -165,4 +176,5 @@ export const FAULTS: readonly Fault[] = [
   workerPaused,
   splitBrain,
   ...redisFaults,
+  ...STACK_FAULTS,
 ];

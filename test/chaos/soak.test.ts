@@ -1,7 +1,7 @@
-import { expect, test } from 'vitest';
+import { expect, inject, test } from 'vitest';
 import { useNamespace } from '../support/namespace.js';
 import { runChaos } from './chaos-run.js';
-import { FAULTS } from './faults.js';
+import { FAULTS, sharedFaultsAllowed } from './faults.js';
 import { formatFaultTable } from './history.js';
 import { seededRandom } from '@kairos/ops';
 
@@ -16,7 +16,7 @@ test(
     const ns = await useNamespace('soak');
     const seed = Number(process.env.KAIROS_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const rnd = seededRandom(seed ^ 0xfa17);
-    const pool = FAULTS.filter((f) => !f.shared || process.env.KAIROS_CHAOS_SHARED === '1');
+    const pool = FAULTS.filter((f) => !f.shared || sharedFaultsAllowed(inject('services').source));
     const windowMs = 20_000;
     const count = Math.max(1, Math.floor((minutes * 60_000 - 10_000) / windowMs));
     const faults = Array.from({ length: count }, () => pool[Math.floor(rnd() * pool.length)]!);
