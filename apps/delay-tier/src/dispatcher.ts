@@ -94,6 +94,8 @@ export class Dispatcher extends LifecycleService {
   readonly #deadlines: PartitionDeadlines;
   /** Pops run one at a time (see #pop). */
   #popTurn: Promise<unknown> = Promise.resolve();
+  /** Per partition, popped jobs whose dispatch failed: still in flight under `epoch`, retried next. */
+  readonly #unsent = new Map<number, { readonly epoch: number; readonly records: readonly HotRecord[] }>();
 
   constructor(options: DispatcherOptions) {
     super(options.name ?? 'dispatcher');
@@ -137,6 +139,7 @@ export class Dispatcher extends LifecycleService {
   /** The partition is not ours any more. */
   forget(partition: number): void {
     this.#deadlines.forget(partition);
+    this.#unsent.delete(partition);
   }
 
   /**
@@ -166,13 +169,16 @@ export class Dispatcher extends LifecycleService {
     return busy ? true : this.#deadlines.pauseMs(dispatchable);
   }
 
-  /** Pops each hot partition, then dispatches what they gave in one go; notes each next visit. */
+  /**
+   * Pops each hot partition (or takes back what its last dispatch failed to send), then
+   * dispatches what they gave in one go; notes each next visit.
+   */
   async #hotRound(partitions: readonly number[], next: Map<number, number>): Promise<void> {
     const popped: PoppedPartition[] = [];
     await Promise.all(
       partitions.map(async (partition) => {
         const at = await this.#guarded(partition, async (epoch) => {
-          const pop = await this.#pop(partition, epoch);
+          const pop = await this.#popOrRetry(partition, epoch);
           if (pop.records.length > 0) popped.push({ partition, epoch, ...pop });
           return pop.nextAt;
         });
@@ -180,22 +186,49 @@ export class Dispatcher extends LifecycleService {
       }),
     );
     if (popped.length === 0) return;
+    const retryAt = this.#deadlines.now() + RETRY_MS;
     try {
-      const result = await dispatchRound(this.#claims, popped);
-      // Stale: left out of the rounds until recovered (refresh() on ready).
+      const { outcome, unsent } = await dispatchRound(this.#claims, popped);
       for (const p of popped) {
-        if (result.get(p.partition) !== 'stale') continue;
+        const records = unsent.get(p.partition);
+        if (records) this.#retryLater(p, records, next, retryAt);
+        if (outcome.get(p.partition) !== 'stale') continue;
+        // Stale: left out of the rounds until recovered (refresh() on ready).
         this.#o.guard.stale(p.partition, p.epoch);
         next.set(p.partition, Infinity);
       }
     } catch (err) {
-      // Redis, Kafka or PostgreSQL failing: the popped jobs stay in flight and are reclaimed.
+      // Redis, Kafka or PostgreSQL failing: the popped jobs stay in flight, tried again shortly.
       this.#o.log.error(
         { err, partitions: popped.map((p) => p.partition) },
         'dispatch failed; retrying shortly',
       );
-      for (const p of popped) next.set(p.partition, this.#deadlines.now() + RETRY_MS);
+      for (const p of popped) this.#retryLater(p, p.records, next, retryAt);
     }
+  }
+
+  /**
+   * Popped jobs whose claim or produce failed (Kafka or PostgreSQL down) stay in flight in Redis;
+   * they are dispatched again at `at` rather than after the in-flight reclaim time (30 s), the net
+   * for a dispatcher that died. Until they go, the partition pops nothing new, so a long outage
+   * holds one round's jobs, not a growing pile.
+   */
+  #retryLater(p: PoppedPartition, records: readonly HotRecord[], next: Map<number, number>, at: number) {
+    this.#unsent.set(p.partition, { epoch: p.epoch, records });
+    next.set(p.partition, at);
+  }
+
+  /** The partition's unsent jobs again (under the same epoch, at Redis time now), else a pop. */
+  async #popOrRetry(
+    partition: number,
+    epoch: number,
+  ): Promise<{ nowMs: number; records: readonly HotRecord[]; nextAt: number }> {
+    const unsent = this.#unsent.get(partition);
+    this.#unsent.delete(partition);
+    if (unsent?.epoch !== epoch) return this.#pop(partition, epoch);
+    const nowMs = await this.#o.hot.serverTimeMs();
+    // Sent, the partition pops again at once.
+    return { nowMs, records: unsent.records, nextAt: -Infinity };
   }
 
   /** PostgreSQL-only partitions, `concurrency` at a time (each holds a connection meanwhile). */

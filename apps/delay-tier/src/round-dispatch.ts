@@ -26,8 +26,16 @@ export interface RoundDispatchDeps extends ClaimProduceDeps {
   readonly log: Logger;
 }
 
-/** Per partition: its jobs settled and acknowledged, or its epoch found superseded. */
-export type RoundResult = ReadonlyMap<number, 'done' | 'stale'>;
+export interface RoundResult {
+  /** Per partition: its jobs settled and acknowledged, or its epoch found superseded. */
+  readonly outcome: ReadonlyMap<number, 'done' | 'stale'>;
+  /**
+   * Per partition (of those not stale), the live jobs whose task topic's claim or produce failed:
+   * still in flight under the epoch, for the caller to retry (the in-flight reclaim is only the
+   * net for a dispatcher that died).
+   */
+  readonly unsent: ReadonlyMap<number, readonly HotRecord[]>;
+}
 
 /**
  * Dispatches what a round popped from every hot partition at once: expired jobs are marked
@@ -50,6 +58,7 @@ export async function dispatchRound(
   deps.report([], expired, Math.max(...popped.map((p) => p.nowMs)));
   const settled = new Set<HotRecord>(expired);
   const stale = new Set<number>();
+  const failed: HotRecord[] = [];
   const live = popped.flatMap((p) => p.records).filter((r) => !settled.has(r));
   for (const [topic, group] of deps.messages.byTopic(live)) {
     try {
@@ -58,6 +67,7 @@ export async function dispatchRound(
       for (const r of group) if (current.has(r.shard)) settled.add(r);
       for (const p of new Set(group.map((r) => r.shard))) if (!current.has(p)) stale.add(p);
     } catch (err) {
+      failed.push(...group);
       deps.log.error({ err, topic, jobs: group.length }, 'dispatch to a task topic failed; will retry');
     }
   }
@@ -66,7 +76,12 @@ export async function dispatchRound(
       .filter((p) => !stale.has(p.partition))
       .map((p) => acknowledge(deps, p, settled).catch((err: unknown) => onAckFailure(deps, p, err, stale))),
   );
-  return new Map(popped.map((p) => [p.partition, stale.has(p.partition) ? 'stale' : 'done']));
+  const unsent = new Map<number, HotRecord[]>();
+  for (const r of failed) if (!stale.has(r.shard)) unsent.set(r.shard, [...(unsent.get(r.shard) ?? []), r]);
+  return {
+    outcome: new Map(popped.map((p) => [p.partition, stale.has(p.partition) ? 'stale' : 'done'])),
+    unsent,
+  };
 }
 
 /**
