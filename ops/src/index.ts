@@ -20,6 +20,7 @@ export { buildConsole } from './console-build.js';
 export { checkPrerequisites, MissingPrerequisite, type Toolchain } from './prereqs.js';
 export { writePlotPng, type PlotSpec } from './plot.js';
 export { startRedisServer, type RedisServer } from './redis-server.js';
+export { startRedisCluster, type RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
 export { DRILLS } from './drills/index.js';
 export { drillInputs, type Drill, type DrillOption } from './drills/drill.js';
 export { runDrill, type RunOptions } from './drills/runner.js';

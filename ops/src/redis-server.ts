@@ -23,22 +23,23 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-function redisServerBinary(): string {
+/** A binary of the Redis packages on PATH (or where Debian puts it); `hint` says how to get it. */
+export function redisBinary(name: 'redis-server' | 'redis-cli', hint: string): string {
   const candidates = [
     ...(process.env.PATH ?? '')
       .split(delimiter)
       .filter(Boolean)
-      .map((d) => join(d, 'redis-server')),
-    '/usr/bin/redis-server',
-    '/usr/local/bin/redis-server',
+      .map((d) => join(d, name)),
+    `/usr/bin/${name}`,
+    `/usr/local/bin/${name}`,
   ];
   const found = candidates.find((c) => existsSync(c));
-  if (!found) throw new Error(`no redis-server binary found (looked in ${candidates.join(', ')})`);
+  if (!found) throw new Error(`no ${name} binary found (looked in ${candidates.join(', ')}; ${hint})`);
   return found;
 }
 
 /** A port that was free a moment ago (redis-server cannot be given port 0). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
@@ -81,7 +82,7 @@ export async function startRedisServer(args: readonly string[] = []): Promise<Re
   const launch = async () => {
     let output = '';
     const c = spawn(
-      redisServerBinary(),
+      redisBinary('redis-server', 'Debian: apt-get install redis-server'),
       [
         '--port',
         String(port),

@@ -1,14 +1,14 @@
 import type { Pool } from '@kairos/db';
 import type { AvroCodec, TopicNames } from '@kairos/kafka';
 import type { DelayTierMetrics, Logger } from '@kairos/observability';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@kairos/redis';
 import type { Kafka } from 'kafkajs';
 import type { HotRecord } from './record.js';
 
 export interface DelayTierOptions {
   readonly kafka: Kafka;
   readonly codec: AvroCodec;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly pool: Pool;
   readonly topics: TopicNames;
   /** Identifies this instance as a partition owner. Required. */

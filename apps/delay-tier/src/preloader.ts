@@ -1,7 +1,7 @@
 import { IdleBackoff, LifecycleService, PollLoop } from '@kairos/core';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@kairos/redis';
 import type { Hydrator } from './hydrator.js';
 import type { Lookahead } from './lookahead.js';
 import type { Ownership } from './ownership.js';
@@ -11,7 +11,7 @@ import type { PartitionModes } from './partition-modes.js';
 const PROBE_SLACK_MS = 20;
 
 export interface PreloaderOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly hot: HotSet;
   readonly hydrator: Hydrator;
   readonly ownership: Ownership;

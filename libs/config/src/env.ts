@@ -37,7 +37,7 @@ export interface KairosEnv extends KafkaEnv {
   readonly pgUrl: string;
   /** KAIROS_DB_SCHEMA, default `public`. */
   readonly dbSchema: string;
-  /** KAIROS_REDIS_URL, default `redis://127.0.0.1:56379`. */
+  /** KAIROS_REDIS_URL, default `redis://127.0.0.1:56379`; several comma-separated: a Redis Cluster's seeds. */
   readonly redisUrl: string;
   /** KAIROS_REDIS_KEY_PREFIX: prepended to every Redis key (several deployments on one Redis), default ''. */
   readonly redisKeyPrefix: string;

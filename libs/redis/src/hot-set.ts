@@ -1,5 +1,5 @@
 import { KairosError } from '@kairos/core';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import { typedOom, typedStaleEpoch } from './redis-errors.js';
 import { partitionKeys, type PartitionKeys } from './keys.js';
 import { withScripts, type KairosScripts } from './scripts.js';
@@ -117,14 +117,14 @@ const SCHEDULE_OUTCOME: Record<number, ScheduleOutcome> = { 0: 'ignored', 1: 'ad
  * write refused at maxmemory is a REDIS_OOM KairosError and changes nothing either.
  */
 export class HotSet {
-  readonly #redis: Redis & KairosScripts;
+  readonly #redis: RedisClient & KairosScripts;
   readonly #prefix: string;
   readonly #ttl: number;
   readonly #reclaimAfterMs: number;
   /** The client's own key prefix: ioredis adds it to KEYS, but not to the base passed in ARGV. */
   readonly #clientPrefix: string;
 
-  constructor(redis: Redis, options: HotSetOptions = {}) {
+  constructor(redis: RedisClient, options: HotSetOptions = {}) {
     this.#redis = withScripts(redis);
     this.#prefix = options.keyPrefix ?? '';
     this.#clientPrefix = redis.options.keyPrefix ?? '';

@@ -1,7 +1,7 @@
 import { registerErrorRecogniser } from '@kairos/core';
 import { recogniseRedisError } from './redis-errors.js';
 
-export { createRedis } from './client.js';
+export { createRedis, type RedisClient } from './client.js';
 export { withScripts, scriptSource, type KairosScripts, type ScriptName } from './scripts.js';
 export { partitionKeys, type PartitionKeys } from './keys.js';
 export {

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
+import { Cluster } from 'ioredis';
 import { partitionKeys, type PartitionKeys } from './keys.js';
 import { typedOom, typedStaleEpoch } from './redis-errors.js';
 import { kairosPipeline, withScripts, type KairosScripts } from './scripts.js';
@@ -58,12 +59,12 @@ function one<R>(settled: readonly PromiseSettledResult<R>[]): R {
  * dispatches those jobs again with a higher fence. All on Redis TIME.
  */
 export class Leases {
-  readonly #redis: Redis & KairosScripts;
+  readonly #redis: RedisClient & KairosScripts;
   readonly #prefix: string;
   readonly #clientPrefix: string;
   readonly #ttl: number;
 
-  constructor(redis: Redis, options: LeasesOptions = {}) {
+  constructor(redis: RedisClient, options: LeasesOptions = {}) {
     this.#redis = withScripts(redis);
     this.#prefix = options.keyPrefix ?? '';
     this.#clientPrefix = redis.options.keyPrefix ?? '';
@@ -183,7 +184,9 @@ export class Leases {
 
   /**
    * Runs a lease script once per partition of `items` (a script touches one partition's slot), all
-   * in one pipeline, and hands each item its own outcome, in the order given.
+   * in one pipeline, and hands each item its own outcome, in the order given. On a Redis Cluster the
+   * partitions live on different nodes and ioredis refuses a pipeline that spans them: there the
+   * calls go out concurrently instead, one per partition.
    */
   async #perPartition<T, R>(
     items: readonly T[],
@@ -197,16 +200,13 @@ export class Leases {
       const shard = attemptOf(item).shard;
       byShard.set(shard, [...(byShard.get(shard) ?? []), i]);
     });
-    const pipeline = kairosPipeline(this.#redis);
-    for (const [shard, indexes] of byShard) {
-      pipeline[script](
-        ...args(
-          partitionKeys(this.#prefix, shard),
-          indexes.map((i) => items[i] as T),
-        ),
-      );
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    const calls = [...byShard].map(([shard, indexes]) =>
+      args(
+        partitionKeys(this.#prefix, shard),
+        indexes.map((i) => items[i] as T),
+      ),
+    );
+    const replies = await this.#run(script, calls);
     const out: PromiseSettledResult<R>[] = [];
     [...byShard.entries()].forEach(([shard, indexes], g) => {
       const [err, reply] = replies[g] ?? [new Error('no reply from Redis'), null];
@@ -217,6 +217,27 @@ export class Leases {
       });
     });
     return out;
+  }
+
+  /** Each call's [error, reply]: one pipeline on one server, concurrent calls on a cluster. */
+  async #run(
+    script: 'kairosLeaseClaim' | 'kairosLeaseRenew' | 'kairosLeaseRelease',
+    calls: readonly ScriptArgs[],
+  ): Promise<(readonly [Error | null, unknown])[]> {
+    if (this.#redis instanceof Cluster) {
+      const redis = this.#redis;
+      return Promise.all(
+        calls.map((c) =>
+          redis[script](...c).then(
+            (reply) => [null, reply] as const,
+            (err: unknown) => [err instanceof Error ? err : new Error(String(err)), null] as const,
+          ),
+        ),
+      );
+    }
+    const pipeline = kairosPipeline(this.#redis);
+    for (const c of calls) pipeline[script](...c);
+    return (await pipeline.exec()) ?? [];
   }
 
   /**

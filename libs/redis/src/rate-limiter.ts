@@ -1,5 +1,5 @@
 import { KairosError, type FieldError } from '@kairos/core';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import { redisReplyCode } from './redis-errors.js';
 import { withScripts, type KairosScripts } from './scripts.js';
 
@@ -84,10 +84,10 @@ function rethrowBadLimit(err: unknown): never {
  * the script records all of its grants or none, and a grant lost in transit only costs tokens.
  */
 export class RateLimiter {
-  readonly #redis: Redis & KairosScripts;
+  readonly #redis: RedisClient & KairosScripts;
   readonly #base: string;
 
-  constructor(redis: Redis, options: RateLimiterOptions = {}) {
+  constructor(redis: RedisClient, options: RateLimiterOptions = {}) {
     this.#redis = withScripts(redis);
     this.#base = `${options.keyPrefix ?? ''}kairos:{kairos-rate}`;
   }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 
 /**
  * Every atomic state change is one Lua file in ./scripts with its KEYS/ARGV documented at the
@@ -41,6 +41,10 @@ export interface KairosScripts {
   /** numberOfKeys, then KEYS, then ARGV. */
   kairosApplyEvents(numberOfKeys: number, ...args: Arg[]): Promise<number[]>;
   kairosPopDue(...args: Arg[]): Promise<(string | number)[]>;
+  /** numberOfKeys, then KEYS, then ARGV (one call per partition; see Leases). */
+  kairosLeaseClaim(numberOfKeys: number, ...args: Arg[]): Promise<unknown>;
+  kairosLeaseRenew(numberOfKeys: number, ...args: Arg[]): Promise<unknown>;
+  kairosLeaseRelease(numberOfKeys: number, ...args: Arg[]): Promise<unknown>;
   kairosAck(...args: Arg[]): Promise<number>;
   kairosTrim(...args: Arg[]): Promise<number>;
   kairosLeaseReap(...args: Arg[]): Promise<(string | number)[]>;
@@ -63,16 +67,16 @@ export interface KairosPipeline {
 }
 
 /** A pipeline on a client with the Kairos scripts defined (ioredis gives pipelines its scripts). */
-export function kairosPipeline(redis: Redis & KairosScripts): KairosPipeline {
+export function kairosPipeline(redis: RedisClient & KairosScripts): KairosPipeline {
   return redis.pipeline() as unknown as KairosPipeline;
 }
 
 /** Defines every Kairos script as a command on the client (idempotent per client). */
-export function withScripts(redis: Redis): Redis & KairosScripts {
+export function withScripts(redis: RedisClient): RedisClient & KairosScripts {
   for (const [name, def] of Object.entries(SCRIPTS)) {
     if (!(name in redis)) {
       redis.defineCommand(name, { numberOfKeys: def.numberOfKeys, lua: scriptSource(name as ScriptName) });
     }
   }
-  return redis as Redis & KairosScripts;
+  return redis as RedisClient & KairosScripts;
 }

@@ -83,7 +83,10 @@ export interface WorkerOptions {
   readonly sessionTimeoutMs?: number;
   /** How long stop() waits for running handlers before aborting them, ms. Default: 30,000. */
   readonly shutdownTimeoutMs?: number;
-  /** Redis of the delay tier (leases of running attempts live there). Required. */
+  /**
+   * Redis of the delay tier (leases of running attempts live there). Required. Several
+   * comma-separated URLs: the seed nodes of a Redis Cluster.
+   */
   readonly redisUrl: string;
   /** Prefix of the delay tier's Redis keys (matches the deployment's). Default: ''. */
   readonly redisKeyPrefix?: string;
@@ -176,8 +179,13 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     throw new RangeError('resourceClasses must name at least one resource class');
   }
   const classes = [...new Set(o.resourceClasses.map(assertResourceClass))].sort();
-  if (typeof o.redisUrl !== 'string' || !/^rediss?:\/\//.test(o.redisUrl)) {
-    throw new RangeError(`redisUrl must be a redis:// URL, got ${String(o.redisUrl)}`);
+  if (
+    typeof o.redisUrl !== 'string' ||
+    !o.redisUrl.split(',').every((u) => /^rediss?:\/\/[^,\s]+$/.test(u.trim()))
+  ) {
+    throw new RangeError(
+      `redisUrl must be a redis:// URL (or several, comma-separated, of a Redis Cluster), got ${String(o.redisUrl)}`,
+    );
   }
   const leaseMs = positiveInt('leaseMs', o.leaseMs ?? 5_000);
   if (leaseMs < 100) throw new RangeError(`leaseMs must be at least 100, got ${leaseMs}`);

@@ -10,7 +10,7 @@ import {
   type Assignment,
 } from '@kairos/kafka';
 import { createRedis, Leases } from '@kairos/redis';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@kairos/redis';
 import type { TaskDispatchRecord } from '@kairos/schemas';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
@@ -77,7 +77,7 @@ export class Worker extends LifecycleService {
   readonly #consumer: HandoffConsumer;
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #admission: Admission;
   readonly #metrics: WorkerMetrics;
   readonly #commits: OffsetCommits;

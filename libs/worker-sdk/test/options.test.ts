@@ -17,6 +17,8 @@ describe('worker options', () => {
     [{ ...base, resourceClasses: ['GPU'] }, /resource class "GPU"/],
     [{ ...base, concurrency: 0 }, /concurrency/],
     [{ ...base, redisUrl: 'http://x' }, /redisUrl/],
+    [{ ...base, redisUrl: 'redis://a:1,http://b:2' }, /several, comma-separated/],
+    [{ ...base, redisUrl: 'redis://a:1,,redis://b:2' }, /redisUrl/],
     [{ ...base, leaseMs: 50 }, /leaseMs/],
     [{ ...base, leaseMs: 3000, heartbeatMs: 3000 }, /heartbeatMs/],
     [{ ...base, onZombie: 'panic' as 'shutdown' }, /onZombie/],
@@ -27,6 +29,11 @@ describe('worker options', () => {
     [{ ...base, concurrency: 4, reservedSlots: { io: 4 } }, /reservedSlots must total less than concurrency/],
   ])('rejects %j', (options, message) => {
     expect(() => new Worker(options)).toThrow(message);
+  });
+
+  test('a Redis Cluster is given as its comma-separated seed nodes', () => {
+    const seeds = 'redis://10.0.0.1:7000,redis://10.0.0.2:7000';
+    expect(compileWorkerOptions({ ...base, redisUrl: seeds }).redisUrl).toBe(seeds);
   });
 
   test('one handler per job type', () => {
