@@ -5,6 +5,7 @@ import {
   createRedis,
   HotSet,
   Leases,
+  memoryUse,
   partitionKeys,
   RateLimiter,
   type HotJob,
@@ -25,7 +26,7 @@ let cluster: RedisCluster;
 let redis: RedisClient;
 
 beforeAll(async () => {
-  cluster = await startRedisCluster({ masters: 3 });
+  cluster = await startRedisCluster({ masters: 3, args: ['--maxmemory', '64mb'] });
   redis = createRedis(cluster.url);
 }, 60_000);
 
@@ -135,6 +136,12 @@ test('leases: one claim, renew and release call for attempts of every partition'
   expect(await Promise.all(partitions.map((p) => leases.running(p)))).toEqual(partitions.map(() => 0));
   const reaped = await Promise.all(partitions.map((p) => leases.reap(p, 2, 10)));
   expect(reaped.every((r) => r.reaped.length === 0)).toBe(true);
+});
+
+test('memory use is read from every master (INFO answers for one node only)', async () => {
+  const use = await memoryUse(redis);
+  expect(use).toBeGreaterThan(0);
+  expect(use).toBeLessThan(0.5);
 });
 
 test('rate limits: set, take and refund tokens of several classes', async () => {

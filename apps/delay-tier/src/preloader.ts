@@ -1,7 +1,6 @@
 import { IdleBackoff, LifecycleService, PollLoop } from '@kairos/core';
 import type { Logger } from '@kairos/observability';
-import type { HotSet } from '@kairos/redis';
-import type { RedisClient } from '@kairos/redis';
+import { memoryUse, type HotSet, type RedisClient } from '@kairos/redis';
 import type { Hydrator } from './hydrator.js';
 import type { Lookahead } from './lookahead.js';
 import type { Ownership } from './ownership.js';
@@ -141,10 +140,7 @@ export class Preloader extends LifecycleService {
 
   /** Redis below the threshold of maxmemory: rebuild the partition's hot set and leave fallback. */
   async #tryRecover(partition: number, epoch: number): Promise<void> {
-    const info = await this.#o.redis.info('memory');
-    const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
-    const max = Number(/maxmemory:(\d+)/.exec(info)?.[1] ?? 0);
-    if (max > 0 && used >= max * this.#o.recoverBelow) return;
+    if ((await memoryUse(this.#o.redis)) >= this.#o.recoverBelow) return;
     await this.#o.hot.setEpoch(partition, epoch);
     // Entries left from before may be stale (cancelled or dispatched from PostgreSQL meanwhile).
     await this.#o.hot.clear(partition, epoch);

@@ -43,11 +43,13 @@ export function createRedis(url: string, options: RedisOptions = {}): RedisClien
     return { host: parsed.hostname, port: Number(parsed.port || 6379) };
   });
   const first = new URL(urls[0] ?? '');
-  const { keyPrefix, ...redisOptions } = options;
+  // Options of the cluster as a whole; the rest apply to each node's connection.
+  const { keyPrefix, lazyConnect, ...redisOptions } = options;
   return new Cluster(seeds, {
     enableAutoPipelining: true,
     autoPipeliningIgnoredCommands: VARIABLE_KEY_SCRIPTS,
     ...(keyPrefix === undefined ? {} : { keyPrefix }),
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
     redisOptions: {
       maxRetriesPerRequest: 3,
       ...(first.username ? { username: decodeURIComponent(first.username) } : {}),

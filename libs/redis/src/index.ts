@@ -2,6 +2,7 @@ import { registerErrorRecogniser } from '@kairos/core';
 import { recogniseRedisError } from './redis-errors.js';
 
 export { createRedis, type RedisClient } from './client.js';
+export { memoryUse } from './memory.js';
 export { withScripts, scriptSource, type KairosScripts, type ScriptName } from './scripts.js';
 export { partitionKeys, type PartitionKeys } from './keys.js';
 export {

@@ -1,6 +1,7 @@
 import type { RedisClient } from './client.js';
 import { Cluster } from 'ioredis';
 import { partitionKeys, type PartitionKeys } from './keys.js';
+import { memoryUse } from './memory.js';
 import { typedOom, typedStaleEpoch } from './redis-errors.js';
 import { kairosPipeline, withScripts, type KairosScripts } from './scripts.js';
 
@@ -96,12 +97,12 @@ export class Leases {
     });
   }
 
-  /** Whether Redis is at its maxmemory (it refuses writes: workers then run attempts unleased). */
+  /**
+   * Whether Redis is at its maxmemory (it refuses writes: workers then run attempts unleased); on a
+   * cluster, whether any master is.
+   */
   async full(): Promise<boolean> {
-    const info = await this.#redis.info('memory');
-    const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
-    const max = Number(/maxmemory:(\d+)/.exec(info)?.[1] ?? 0);
-    return max > 0 && used >= max;
+    return (await memoryUse(this.#redis)) >= 1;
   }
 
   async claim(a: AttemptRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {
