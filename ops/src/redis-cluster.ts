@@ -13,6 +13,15 @@ export interface RedisCluster {
   readonly url: string;
   /** A cluster client (the caller quits it). */
   client(): Cluster;
+  /**
+   * Moves one slot to another master while the cluster serves, as `redis-cli --cluster reshard`
+   * does (IMPORTING/MIGRATING, MIGRATE in batches, SETSLOT NODE on every master), `batch` keys
+   * at a time with `pauseMs` between batches so the slot stays half-moved for a while under load.
+   * Returns the keys moved.
+   */
+  moveSlot(slot: number, to: RedisServer, o?: { batch?: number; pauseMs?: number }): Promise<number>;
+  /** The master serving `slot` now. */
+  ownerOf(slot: number): Promise<RedisServer>;
   stop(): Promise<void>;
 }
 
@@ -95,7 +104,14 @@ export async function startRedisCluster(o: RedisClusterOptions = {}): Promise<Re
     throw err;
   }
   const seeds = nodes.slice(0, masters).map((n) => ({ host: '127.0.0.1', port: n.port }));
+  const ownerOf = (slot: number) => withNode(nodes[0] as RedisServer, (c) => slotOwner(c, nodes, slot));
   return {
+    ownerOf,
+    moveSlot: async (slot, to, mo = {}) => {
+      const from = await ownerOf(slot);
+      if (from === to) return 0;
+      return moveSlot(slot, from, to, nodes.slice(0, masters), mo.batch ?? 10, mo.pauseMs ?? 50);
+    },
     nodes,
     url: nodes
       .slice(0, masters)
@@ -104,4 +120,52 @@ export async function startRedisCluster(o: RedisClusterOptions = {}): Promise<Re
     client: () => new Cluster(seeds, { redisOptions: { maxRetriesPerRequest: 3 } }),
     stop,
   };
+}
+
+/** Runs `f` on a plain connection to one node, closed afterwards. */
+async function withNode<T>(node: RedisServer, f: (c: Redis) => Promise<T>): Promise<T> {
+  const c = node.client();
+  try {
+    return await f(c);
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** The node whose CLUSTER SLOTS range holds `slot`. */
+async function slotOwner(c: Redis, nodes: readonly RedisServer[], slot: number): Promise<RedisServer> {
+  const ranges = await c.cluster('SLOTS');
+  const port = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
+  const owner = nodes.find((n) => n.port === port);
+  if (!owner) throw new Error(`no node serves slot ${slot}`);
+  return owner;
+}
+
+async function moveSlot(
+  slot: number,
+  from: RedisServer,
+  to: RedisServer,
+  masters: readonly RedisServer[],
+  batch: number,
+  pauseMs: number,
+): Promise<number> {
+  const fromId = await withNode(from, (c) => c.cluster('MYID'));
+  const toId = await withNode(to, (c) => c.cluster('MYID'));
+  await withNode(to, (c) => c.cluster('SETSLOT', slot, 'IMPORTING', fromId));
+  await withNode(from, (c) => c.cluster('SETSLOT', slot, 'MIGRATING', toId));
+  let moved = 0;
+  await withNode(from, async (c) => {
+    for (;;) {
+      const keys = await c.cluster('GETKEYSINSLOT', slot, batch);
+      if (keys.length === 0) return;
+      await c.migrate('127.0.0.1', to.port, '', 0, 5000, 'KEYS', ...keys);
+      moved += keys.length;
+      // Deliberately slow: the point is a slot half-moved while the cluster serves.
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  });
+  // The new owner first, then the old one (its clients get MOVED from then on), then the rest.
+  for (const n of [to, from, ...masters.filter((m) => m !== to && m !== from)])
+    await withNode(n, (c) => c.cluster('SETSLOT', slot, 'NODE', toId));
+  return moved;
 }

@@ -85,6 +85,16 @@ test('Redis: a script’s own error code, not its text; a server not ready is tr
     code: 'LOADING',
     retriable: true,
   });
+  // A Redis Cluster moving a slot: a redirection that reached the caller is worth a retry.
+  for (const reply of ['MOVED 3999 127.0.0.1:6381', 'ASK 3999 127.0.0.1:6381', 'TRYAGAIN Multiple keys'])
+    expect(await classOf(`return redis.error_reply('${reply}')`)).toMatchObject({
+      class: 'transient',
+      code: reply.split(' ')[0],
+    });
+  expect(classifyError(new Error('Too many Cluster redirections. Last error: TRYAGAIN'))).toMatchObject({
+    class: 'transient',
+    code: 'CLUSTER_REDIRECTIONS',
+  });
   await redis.set(`${ns.prefix}string`, 'v');
   expect(classifyError(await failure(redis.hget(`${ns.prefix}string`, 'f')))).toEqual({
     class: 'other',

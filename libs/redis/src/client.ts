@@ -48,6 +48,9 @@ export function createRedis(url: string, options: RedisOptions = {}): RedisClien
   return new Cluster(seeds, {
     enableAutoPipelining: true,
     autoPipeliningIgnoredCommands: VARIABLE_KEY_SCRIPTS,
+    // A multi-key script on a slot being moved gets TRYAGAIN until its keys are on one node; each
+    // retry (100 ms apart) counts as a redirection: 64 ride out a slot moved in batches for ~6 s.
+    maxRedirections: 64,
     ...(keyPrefix === undefined ? {} : { keyPrefix }),
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     redisOptions: {

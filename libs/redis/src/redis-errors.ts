@@ -20,13 +20,21 @@ export function redisReplyCode(err: unknown): string | undefined {
 /** The codes our Lua scripts (scripts/*.lua) refuse with. */
 const SCRIPT_CODES: ReadonlySet<string> = new Set(['STALE_EPOCH', 'BAD_RATE_LIMIT']);
 
-/** Replies of a server that is starting, busy or failing over: the same call succeeds later. */
+/**
+ * Replies of a server that is starting, busy or failing over, or of a Redis Cluster moving a slot:
+ * the same call succeeds later. ioredis follows MOVED and ASK itself, except for a pipelined
+ * command whose batch was answered from several places (its auto-pipelining batches per node, and
+ * a slot that just moved leaves part of a batch redirected): those reach the caller, and its retry
+ * goes to the slot's new node.
+ */
 const TRANSIENT_REPLY_CODES: ReadonlySet<string> = new Set([
   'LOADING',
   'BUSY',
   'TRYAGAIN',
   'CLUSTERDOWN',
   'MASTERDOWN',
+  'MOVED',
+  'ASK',
 ]);
 
 /**
@@ -43,6 +51,9 @@ export function recogniseRedisError(err: unknown): ClassifiedError | undefined {
   if (!(err instanceof Error)) return undefined;
   if (err.name === 'MaxRetriesPerRequestError' || err.message === 'Connection is closed.')
     return classified('transient', err.name);
+  // A cluster client that gave up following a slot being moved (TRYAGAIN while keys migrate).
+  if (err.message.startsWith('Too many Cluster redirections'))
+    return classified('transient', 'CLUSTER_REDIRECTIONS');
   return undefined;
 }
 
