@@ -96,8 +96,10 @@ program
 program
   .command('env')
   .description('print the KAIROS_* variables that point clients, apps and tests at this stack')
-  .action(() => {
-    for (const [k, v] of Object.entries(serviceUrls(cfg))) console.log(`export ${k}=${v}`);
+  .option('--with <services>', WITH_HELP)
+  .action((opts: { with?: string }) => {
+    for (const [k, v] of Object.entries(serviceUrls(withOptional(opts.with))))
+      console.log(`export ${k}=${v}`);
     // The local admin key, once `npm start` has made it; the kairos CLI reads KAIROS_API_KEY.
     const keyFile = localKeyFile(cfg.dataDir);
     if (existsSync(keyFile)) console.log(`export KAIROS_API_KEY=${readFileSync(keyFile, 'utf8').trim()}`);

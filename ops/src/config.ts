@@ -25,6 +25,11 @@ export interface StackConfig {
     readonly registryManagement: number;
     /** Prometheus, when the stack runs it (`--with prometheus`). */
     readonly prometheus: number;
+    /**
+     * The first node of the Redis Cluster (`--with redis-cluster`): six nodes on this port and the
+     * five after it (three masters, a replica each), their cluster bus ports 10 above.
+     */
+    readonly redisCluster: number;
   };
   /** Optional services `up` starts besides the default ones (`--with`, KAIROS_STACK_WITH). Default: none. */
   readonly optional: readonly OptionalServiceName[];
@@ -59,7 +64,7 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): 
 }
 
 /** Services the stack runs only when asked (`up --with prometheus`): the default stack stays small. */
-export const OPTIONAL_SERVICE_NAMES = ['prometheus'] as const;
+export const OPTIONAL_SERVICE_NAMES = ['prometheus', 'redis-cluster'] as const;
 export type OptionalServiceName = (typeof OPTIONAL_SERVICE_NAMES)[number];
 
 /** `prometheus` or `a,b` (from --with or KAIROS_STACK_WITH): each must be an optional service. */
@@ -115,6 +120,7 @@ export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = proces
       registry: port(env, 'KAIROS_REGISTRY_PORT', 58081),
       registryManagement: port(env, 'KAIROS_REGISTRY_MANAGEMENT_PORT', 58082),
       prometheus: port(env, 'KAIROS_PROMETHEUS_PORT', 59090),
+      redisCluster: port(env, 'KAIROS_REDIS_CLUSTER_PORT', 57001),
     },
     optional: optionalServices(env.KAIROS_STACK_WITH ?? '', 'KAIROS_STACK_WITH'),
     scrape: {
@@ -152,8 +158,19 @@ export function serviceUrls(cfg: StackConfig): Record<string, string> {
     KAIROS_KAFKA_SECURE_CA_FILE: resolve(security, 'ca.pem'),
     KAIROS_KAFKA_SECURE_USERNAME: SASL_USER,
     KAIROS_KAFKA_SECURE_PASSWORD_FILE: resolve(security, 'kairos.password'),
+    // The Redis Cluster's masters as seed nodes, when the stack runs one: KAIROS_REDIS_URL takes it.
+    ...(cfg.optional.includes('redis-cluster') ? { KAIROS_REDIS_CLUSTER_URL: redisClusterUrl(cfg) } : {}),
   };
 }
+
+/** The Redis Cluster's nodes (masters first), and the seed list of its masters. */
+export const redisClusterPorts = (cfg: StackConfig) =>
+  Array.from({ length: 6 }, (_, i) => cfg.ports.redisCluster + i);
+export const redisClusterUrl = (cfg: StackConfig) =>
+  redisClusterPorts(cfg)
+    .slice(0, 3)
+    .map((p) => `redis://${cfg.host}:${p}`)
+    .join(',');
 
 /** True if every folder from / down to dir lets other users through (the o+x bit). */
 function traversableByOthers(dir: string): boolean {
@@ -188,6 +205,7 @@ export const dirs = (cfg: StackConfig) => ({
   connect: resolve(cfg.dataDir, 'connect'),
   registry: resolve(cfg.dataDir, 'registry'),
   prometheus: resolve(cfg.dataDir, 'prometheus'),
+  redisCluster: resolve(cfg.dataDir, 'redis-cluster'),
   // The stack's CA: where the first TLS listener (Kafka's) put it, so existing stacks keep it.
   ca: resolve(cfg.dataDir, 'kafka', 'security'),
 });

@@ -9,6 +9,8 @@ export interface Toolchain {
   readonly mvn: string;
   readonly pgBin: string;
   readonly redisServer: string;
+  /** Only for the optional Redis Cluster (`up --with redis-cluster`): it creates the cluster. */
+  readonly redisCli: string;
   /** Only for the optional Prometheus (`up --with prometheus`). */
   readonly prometheus: string;
   /** Only for the console's browser tests. */
@@ -101,6 +103,12 @@ const REQUIREMENTS: readonly Requirement[] = [
     find: (env) => which('redis-server', env),
   },
   {
+    key: 'redisCli',
+    what: 'redis-cli 7 (creates the optional Redis Cluster of `up --with redis-cluster`)',
+    debian: 'redis-tools',
+    find: (env) => which('redis-cli', env),
+  },
+  {
     key: 'openssl',
     what: "openssl (certificates of Kafka's SASL_SSL listener and PostgreSQL's TLS)",
     debian: 'openssl',
@@ -141,6 +149,7 @@ const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
   connect: ['java', 'mvn'],
   registry: ['mvn', 'registryJava'],
   prometheus: ['prometheus'],
+  'redis-cluster': ['redisServer', 'redisCli'],
   // Not a service: what the alert rules' test needs (ops/test/prometheus-rules.test.ts).
   'alert-rules': ['promtool'],
   // Nor this: what the console's browser tests need (test/support/browser.ts).
@@ -188,7 +197,7 @@ function aptInstall(packages: readonly string[], log: (line: string) => void): v
  */
 export function checkPrerequisites(
   services: readonly string[] = Object.keys(NEEDS).filter(
-    (k) => !['alert-rules', 'console-browser', 'prometheus'].includes(k),
+    (k) => !['alert-rules', 'console-browser', 'prometheus', 'redis-cluster'].includes(k),
   ),
   log: (line: string) => void = console.log,
   env: NodeJS.ProcessEnv = process.env,
@@ -207,5 +216,14 @@ export function checkPrerequisites(
     throw new MissingPrerequisite(`missing prerequisites (${missing.length}):\n${lines.join('\n')}`);
   }
   // Tools of services that need not start stay empty: nothing will use them.
-  return { java: '', registryJava: '', mvn: '', pgBin: '', redisServer: '', prometheus: '', ...found };
+  return {
+    java: '',
+    registryJava: '',
+    mvn: '',
+    pgBin: '',
+    redisServer: '',
+    redisCli: '',
+    prometheus: '',
+    ...found,
+  };
 }

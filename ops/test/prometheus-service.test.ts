@@ -41,7 +41,7 @@ test("the stack's Prometheus scrapes the apps' metrics ports and loads the alert
   });
   expect(stackConfigFromEnv(ROOT, {}).optional).toEqual([]);
   expect(() => stackConfigFromEnv(ROOT, { KAIROS_STACK_WITH: 'grafana' })).toThrow(
-    'KAIROS_STACK_WITH: unknown optional service "grafana"; one of: prometheus',
+    'KAIROS_STACK_WITH: unknown optional service "grafana"; one of: prometheus, redis-cluster',
   );
   expect(() => stackConfigFromEnv(ROOT, { KAIROS_PROMETHEUS_EXTRA_TARGETS: 'nope' })).toThrow(
     /not host:port/,

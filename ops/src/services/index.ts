@@ -3,6 +3,7 @@ import { kafka } from './kafka.js';
 import { postgres } from './postgres.js';
 import { prometheus } from './prometheus.js';
 import { redis } from './redis.js';
+import { redisCluster } from './redis-cluster.js';
 import { registry } from './registry.js';
 import type { ServiceDef, ServiceName } from './types.js';
 
@@ -10,7 +11,7 @@ import type { ServiceDef, ServiceName } from './types.js';
 export const SERVICES: readonly ServiceDef[] = [postgres, redis, kafka, registry, connect];
 
 /** Started only when asked (`up --with NAME`, KAIROS_STACK_WITH); `down` stops them first. */
-export const OPTIONAL_SERVICES: readonly ServiceDef[] = [prometheus];
+export const OPTIONAL_SERVICES: readonly ServiceDef[] = [prometheus, redisCluster];
 
 export function serviceByName(name: string): ServiceDef {
   const all = [...SERVICES, ...OPTIONAL_SERVICES];

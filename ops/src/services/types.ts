@@ -3,7 +3,8 @@ import type { JarPaths } from '../jars.js';
 import type { Toolchain } from '../prereqs.js';
 import type { Spawned } from '../proc.js';
 
-export type ServiceName = 'postgres' | 'redis' | 'kafka' | 'connect' | 'registry' | 'prometheus';
+export type ServiceName =
+  'postgres' | 'redis' | 'kafka' | 'connect' | 'registry' | 'prometheus' | 'redis-cluster';
 
 export interface StartContext {
   readonly cfg: StackConfig;
