@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { dirs, redisClusterPorts, type StackConfig } from '../config.js';
+import { dirs, redisClusterPorts, redisClusterUrl, type StackConfig } from '../config.js';
 import { spawnDetached } from '../proc.js';
 import type { ServiceDef } from './types.js';
 
@@ -61,11 +61,7 @@ export const redisCluster: ServiceDef = {
   name: 'redis-cluster',
   dependsOn: [],
   startTimeoutMs: 60_000,
-  listens: (cfg) =>
-    redisClusterPorts(cfg)
-      .slice(0, 3)
-      .map((p) => `redis://${cfg.host}:${p}`)
-      .join(','),
+  listens: redisClusterUrl,
   async healthy(cfg) {
     const infos = await Promise.all(redisClusterPorts(cfg).map((p) => clusterInfo(cfg.host, p)));
     return infos.every(
