@@ -47,7 +47,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...TIMED, 'test/chaos/**'],
+          exclude: [...TIMED, 'test/chaos/**', 'test/cluster/**'],
           globalSetup: ['test/setup/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
@@ -72,6 +72,20 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'cluster',
+          include: ['test/cluster/*.test.ts'],
+          globalSetup: ['test/setup/global-setup.ts'],
+          testTimeout: 420_000,
+          hookTimeout: 300_000,
+          // Alone, after the suites that share the stack: three more JVMs (the three-broker
+          // Kafka of `up --with kafka-cluster`), one killed; or eleven app processes (scale-out).
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'chaos',
           include: ['test/chaos/chaos.test.ts'],
           globalSetup: ['test/setup/global-setup.ts'],
@@ -80,7 +94,7 @@ export default defineConfig({
           // Last and alone: it kills processes (and the local stack's Kafka, Connect and PostgreSQL)
           // and its timings (failover, canary recovery) need the machine to itself.
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
       // The soak (randomized faults for KAIROS_SOAK_MINUTES) only when asked: `npm run test:soak`.
@@ -94,7 +108,7 @@ export default defineConfig({
                 globalSetup: ['test/setup/global-setup.ts'],
                 hookTimeout: 300_000,
                 maxWorkers: 1,
-                sequence: { groupOrder: 3 },
+                sequence: { groupOrder: 4 },
               },
             },
           ]

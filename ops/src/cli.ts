@@ -62,8 +62,11 @@ program
 
 program
   .command('down')
-  .description('stop every process the stack started')
-  .action(() => down(cfg, log));
+  .argument('[services...]', 'only these (e.g. kafka-cluster); default: all')
+  .description('stop every process the stack started, or only the named services')
+  .action((names: string[]) =>
+    down(cfg, log, names.length > 0 ? names.map((n) => serviceByName(n).name) : undefined),
+  );
 
 program
   .command('reset')
@@ -80,7 +83,10 @@ program
 
 program
   .command('logs')
-  .argument('<service>', 'postgres | redis | kafka | connect | registry | prometheus')
+  .argument(
+    '<service>',
+    'postgres | redis | kafka | connect | registry | prometheus | redis-cluster | kafka-cluster',
+  )
   .option('-f, --follow', 'keep following the log')
   .option('-n, --lines <n>', 'lines to show', '100')
   .description('show the log of one service')

@@ -30,6 +30,11 @@ export interface StackConfig {
      * five after it (three masters, a replica each), their cluster bus ports 10 above.
      */
     readonly redisCluster: number;
+    /**
+     * The first broker of the three-broker Kafka (`--with kafka-cluster`): brokers on this port and
+     * the two after it, their KRaft controllers 10 above each.
+     */
+    readonly kafkaCluster: number;
   };
   /** Optional services `up` starts besides the default ones (`--with`, KAIROS_STACK_WITH). Default: none. */
   readonly optional: readonly OptionalServiceName[];
@@ -64,7 +69,7 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): 
 }
 
 /** Services the stack runs only when asked (`up --with prometheus`): the default stack stays small. */
-export const OPTIONAL_SERVICE_NAMES = ['prometheus', 'redis-cluster'] as const;
+export const OPTIONAL_SERVICE_NAMES = ['prometheus', 'redis-cluster', 'kafka-cluster'] as const;
 export type OptionalServiceName = (typeof OPTIONAL_SERVICE_NAMES)[number];
 
 /** `prometheus` or `a,b` (from --with or KAIROS_STACK_WITH): each must be an optional service. */
@@ -121,6 +126,7 @@ export function stackConfigFromEnv(root: string, env: NodeJS.ProcessEnv = proces
       registryManagement: port(env, 'KAIROS_REGISTRY_MANAGEMENT_PORT', 58082),
       prometheus: port(env, 'KAIROS_PROMETHEUS_PORT', 59090),
       redisCluster: port(env, 'KAIROS_REDIS_CLUSTER_PORT', 57001),
+      kafkaCluster: port(env, 'KAIROS_KAFKA_CLUSTER_PORT', 59191),
     },
     optional: optionalServices(env.KAIROS_STACK_WITH ?? '', 'KAIROS_STACK_WITH'),
     scrape: {
@@ -160,6 +166,10 @@ export function serviceUrls(cfg: StackConfig): Record<string, string> {
     KAIROS_KAFKA_SECURE_PASSWORD_FILE: resolve(security, 'kairos.password'),
     // The Redis Cluster's masters as seed nodes, when the stack runs one: KAIROS_REDIS_URL takes it.
     ...(cfg.optional.includes('redis-cluster') ? { KAIROS_REDIS_CLUSTER_URL: redisClusterUrl(cfg) } : {}),
+    // The three-broker Kafka's bootstrap list, when the stack runs one: KAIROS_KAFKA_BROKERS takes it.
+    ...(cfg.optional.includes('kafka-cluster')
+      ? { KAIROS_KAFKA_CLUSTER_BROKERS: kafkaClusterBrokers(cfg) }
+      : {}),
   };
 }
 
@@ -170,6 +180,18 @@ export const redisClusterUrl = (cfg: StackConfig) =>
   redisClusterPorts(cfg)
     .slice(0, 3)
     .map((p) => `redis://${cfg.host}:${p}`)
+    .join(',');
+
+/** The three-broker Kafka's nodes: node ids 1-3, their broker and KRaft controller ports. */
+export const kafkaClusterNodes = (cfg: StackConfig) =>
+  [1, 2, 3].map((id) => ({
+    id,
+    port: cfg.ports.kafkaCluster + id - 1,
+    controllerPort: cfg.ports.kafkaCluster + id + 9,
+  }));
+export const kafkaClusterBrokers = (cfg: StackConfig) =>
+  kafkaClusterNodes(cfg)
+    .map((n) => `${cfg.host}:${n.port}`)
     .join(',');
 
 /** True if every folder from / down to dir lets other users through (the o+x bit). */
@@ -206,6 +228,7 @@ export const dirs = (cfg: StackConfig) => ({
   registry: resolve(cfg.dataDir, 'registry'),
   prometheus: resolve(cfg.dataDir, 'prometheus'),
   redisCluster: resolve(cfg.dataDir, 'redis-cluster'),
+  kafkaCluster: resolve(cfg.dataDir, 'kafka-cluster'),
   // The stack's CA: where the first TLS listener (Kafka's) put it, so existing stacks keep it.
   ca: resolve(cfg.dataDir, 'kafka', 'security'),
 });

@@ -1,4 +1,5 @@
-export { stackConfigFromEnv, serviceUrls, type StackConfig } from './config.js';
+export { stackConfigFromEnv, serviceUrls, kafkaClusterBrokers, type StackConfig } from './config.js';
+export { crashKafkaClusterNode, releaseKafkaClusterNode } from './kafka-cluster.js';
 export { up, upOptional, down, status, reset, crash, type ServiceState } from './stack.js';
 export { prometheusConfig } from './services/prometheus-config.js';
 export { bootstrap } from './bootstrap.js';

@@ -16,6 +16,16 @@ export interface HarnessServices {
   readonly jobEventPartitions: number;
   /** A SASL_SSL listener of the same Kafka, where there is one (the local stack has). */
   readonly secureKafka?: SecureKafka;
+  /**
+   * Copies of every topic and `min.insync.replicas`, for a Kafka of several brokers (3 and 2).
+   * Default: one copy, the broker's setting.
+   */
+  readonly topicReplication?: { readonly factor: number; readonly minInsync: number };
+  /**
+   * Where the namespace's outbox connector writes when `kafkaBrokers` is not the Kafka the Connect
+   * worker itself runs on (its producer and admin get these brokers). Default: the worker's Kafka.
+   */
+  readonly connectorBrokers?: string;
 }
 
 /** Where and how to reach Kafka over SASL_SSL: the listener, the CA to trust, a SCRAM/PLAIN user. */
@@ -60,7 +70,17 @@ export async function prepareNamespace(
   await ensureJobPartitions(pool, new Date());
   await ensureTopics(
     kafka,
-    topicCatalogue({ prefix, resourceClasses, jobEventPartitions: services.jobEventPartitions }),
+    topicCatalogue({
+      prefix,
+      resourceClasses,
+      jobEventPartitions: services.jobEventPartitions,
+      ...(services.topicReplication
+        ? {
+            replicationFactor: services.topicReplication.factor,
+            minInsyncReplicas: services.topicReplication.minInsync,
+          }
+        : {}),
+    }),
   );
   stops.push(
     await registerNamespacedOutboxConnector({
@@ -70,6 +90,7 @@ export async function prepareNamespace(
       id: spec.id,
       topicPrefix: prefix,
       schema,
+      ...(services.connectorBrokers ? { kafkaBrokers: services.connectorBrokers } : {}),
     }),
   );
   return pool;

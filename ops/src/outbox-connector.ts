@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { deleteConnector, heartbeatQueryFor, readConnectorFiles, upsertConnector } from '@kairos/bootstrap';
+import {
+  connectorKafkaOverrides,
+  deleteConnector,
+  heartbeatQueryFor,
+  readConnectorFiles,
+  upsertConnector,
+} from '@kairos/bootstrap';
 
 export interface NamespacedConnector {
   readonly connectUrl: string;
@@ -13,6 +19,11 @@ export interface NamespacedConnector {
   readonly topicPrefix: string;
   /** Schema whose outbox table is captured. */
   readonly schema: string;
+  /**
+   * The Kafka the connector writes to, when not the Connect worker's own: its producer and admin
+   * are pointed there (Connect's client overrides). Default: the worker's Kafka.
+   */
+  readonly kafkaBrokers?: string;
 }
 
 /**
@@ -35,6 +46,7 @@ export async function registerNamespacedOutboxConnector(
     'table.include.list': `${o.schema}.outbox`,
     ...heartbeatQueryFor(file.config, o.schema),
     'transforms.outbox.route.topic.replacement': `${o.topicPrefix}kairos.\${routedByValue}`,
+    ...(o.kafkaBrokers ? connectorKafkaOverrides(o.kafkaBrokers) : {}),
   };
   const remove = async () => {
     await deleteConnector(o.connectUrl, name);

@@ -150,6 +150,7 @@ const NEEDS: Readonly<Record<string, readonly Requirement['key'][]>> = {
   registry: ['mvn', 'registryJava'],
   prometheus: ['prometheus'],
   'redis-cluster': ['redisServer', 'redisCli'],
+  'kafka-cluster': ['java', 'mvn'],
   // Not a service: what the alert rules' test needs (ops/test/prometheus-rules.test.ts).
   'alert-rules': ['promtool'],
   // Nor this: what the console's browser tests need (test/support/browser.ts).
@@ -197,7 +198,7 @@ function aptInstall(packages: readonly string[], log: (line: string) => void): v
  */
 export function checkPrerequisites(
   services: readonly string[] = Object.keys(NEEDS).filter(
-    (k) => !['alert-rules', 'console-browser', 'prometheus', 'redis-cluster'].includes(k),
+    (k) => !['alert-rules', 'console-browser', 'prometheus', 'redis-cluster', 'kafka-cluster'].includes(k),
   ),
   log: (line: string) => void = console.log,
   env: NodeJS.ProcessEnv = process.env,

@@ -93,9 +93,12 @@ export async function stopPid(
   return 'stopped';
 }
 
-/** Resident set size of a process and its children in MiB (Linux /proc), for `status`. */
+/**
+ * Resident set size of a service in MiB, for `status`: every process of the session its detached
+ * start made (a wrapper script's JVMs are its grandchildren).
+ */
 export function rssMiB(pid: number): number | undefined {
-  const out = spawnSync('ps', ['-o', 'rss=', '--ppid', String(pid), '-p', String(pid)], { encoding: 'utf8' });
+  const out = spawnSync('ps', ['-o', 'rss=', '-g', String(pid)], { encoding: 'utf8' });
   if (out.status !== 0) return undefined;
   const kib = out.stdout
     .split('\n')

@@ -53,7 +53,7 @@ async function bringUp(cfg: StackConfig, services: readonly ServiceDef[], log: L
   const answering = await Promise.all(services.map((s) => s.healthy(cfg)));
   const toStart = services.filter((_, i) => !answering[i]).map((s) => s.name);
   const tools = checkPrerequisites(toStart, log);
-  const jvm = toStart.some((n) => n === 'kafka' || n === 'connect' || n === 'registry');
+  const jvm = toStart.some((n) => ['kafka', 'connect', 'registry', 'kafka-cluster'].includes(n));
   const jars = jvm ? await ensureJars(cfg, tools, log) : jarPaths(cfg);
   const ready = new Map<ServiceName, Promise<ServiceState>>();
 

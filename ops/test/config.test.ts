@@ -15,3 +15,20 @@ test('a bad port or heap is a clear error', () => {
   );
   expect(() => stackConfigFromEnv('/repo', { KAIROS_KAFKA_HEAP: 'lots' })).toThrow(/KAIROS_KAFKA_HEAP=lots/);
 });
+
+test('the optional clusters are listed by env only when asked for, from their first port', () => {
+  expect(serviceUrls(stackConfigFromEnv('/repo', {})).KAIROS_KAFKA_CLUSTER_BROKERS).toBeUndefined();
+  const cfg = stackConfigFromEnv('/repo', {
+    KAIROS_STACK_WITH: 'kafka-cluster,redis-cluster',
+    KAIROS_KAFKA_CLUSTER_PORT: '40001',
+  });
+  expect(serviceUrls(cfg).KAIROS_KAFKA_CLUSTER_BROKERS).toBe(
+    '127.0.0.1:40001,127.0.0.1:40002,127.0.0.1:40003',
+  );
+  expect(serviceUrls(cfg).KAIROS_REDIS_CLUSTER_URL).toBe(
+    'redis://127.0.0.1:57001,redis://127.0.0.1:57002,redis://127.0.0.1:57003',
+  );
+  expect(() => stackConfigFromEnv('/repo', { KAIROS_STACK_WITH: 'kafka-clusters' })).toThrow(
+    /unknown optional service "kafka-clusters"/,
+  );
+});

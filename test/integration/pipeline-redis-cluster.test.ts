@@ -2,7 +2,8 @@ import { expect, test } from 'vitest';
 import type { TaskContext } from '@kairos/worker-sdk';
 import { startRedisCluster, type RedisCluster } from '@kairos/ops';
 import { useNamespace, type Namespace } from '../support/namespace.js';
-import { eventually, RESOURCE_CLASSES, startPipeline, type Pipeline } from '../support/pipeline.js';
+import { allSucceeded, createJobBatch } from '../support/job-batches.js';
+import { RESOURCE_CLASSES, startPipeline, type Pipeline } from '../support/pipeline.js';
 
 /**
  * The whole pipeline with a Redis Cluster instead of one Redis: the API, the delay tier (hot sets,
@@ -33,36 +34,8 @@ async function onCluster(label: string): Promise<ClusterRun> {
   return { ns, cluster, p, runs };
 }
 
-/** Creates `n` jobs over the classes and four tenants, the i-th due at dueAt(i); returns their ids. */
 async function createJobs(p: Pipeline, n: number, dueAt: (i: number) => number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let from = 0; from < n; from += 500) {
-    const created = await p.commands.createJobs(
-      Array.from({ length: Math.min(500, n - from) }, (_, k) => ({
-        tenant: `t${(from + k) % 4}`,
-        type: 'cluster.work',
-        resource_class: RESOURCE_CLASSES[(from + k) % RESOURCE_CLASSES.length] ?? 'default',
-        payload: {},
-        due_at: new Date(dueAt(from + k)).toISOString(),
-      })),
-    );
-    ids.push(...created.map((r) => r.job.id));
-  }
-  return ids;
-}
-
-async function allSucceeded(p: Pipeline, ids: readonly string[]): Promise<void> {
-  await eventually(
-    'every job to succeed',
-    async () => {
-      const { rows } = await p.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'SUCCEEDED'`,
-        [ids],
-      );
-      return rows[0]?.n === ids.length;
-    },
-    120_000,
-  );
+  return (await createJobBatch(p, 'cluster.work', n, dueAt)).map((r) => r.job.id);
 }
 
 test('jobs of every class, due now and soon, run once each with the delay tier and workers on a Redis Cluster', async () => {

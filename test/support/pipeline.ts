@@ -51,6 +51,8 @@ export async function startPipeline(
     readonly outboxHeartbeat?: HarnessOptions['outboxHeartbeat'];
     /** The tracker's SLA check of schedules (interval, notifier). */
     readonly scheduleSla?: HarnessOptions['scheduleSla'];
+    /** Job events also sent straight after commit (default true); false: Debezium alone carries them. */
+    readonly outboxRelay?: boolean;
   } = {},
 ): Promise<Pipeline> {
   const dispatched: Pipeline['dispatched'] = [];
@@ -64,6 +66,7 @@ export async function startPipeline(
     ...(options.gauges ? { gauges: options.gauges } : {}),
     ...(options.outboxHeartbeat ? { outboxHeartbeat: options.outboxHeartbeat } : {}),
     ...(options.scheduleSla !== undefined ? { scheduleSla: options.scheduleSla } : {}),
+    ...(options.outboxRelay !== undefined ? { outboxRelay: options.outboxRelay } : {}),
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,

@@ -34,6 +34,7 @@ export function bootstrapTargetOf(e: NodeJS.ProcessEnv, o: BootstrapOpts): Boots
       ? { minInsyncReplicas: intVar(e, 'KAIROS_TOPIC_MIN_INSYNC_REPLICAS', 1, 1, 32) }
       : {}),
     ...(e.KAIROS_CONNECT_PG_URL ? { connectPgUrl: e.KAIROS_CONNECT_PG_URL } : {}),
+    ...(e.KAIROS_CONNECT_KAFKA_BROKERS ? { connectKafkaBrokers: e.KAIROS_CONNECT_KAFKA_BROKERS } : {}),
     skipConnector: o.skipConnector === true,
   };
 }

@@ -28,8 +28,26 @@ export interface BootstrapTarget {
    * file as it is.
    */
   readonly connectPgUrl?: string;
+  /**
+   * The Kafka the connector writes to, as Connect reaches it, when that is not the Kafka the
+   * Connect workers themselves run on (their producer and admin are pointed there). Default: the
+   * workers' Kafka.
+   */
+  readonly connectKafkaBrokers?: string;
   /** Register no connector (Debezium is run another way). Default: false. */
   readonly skipConnector?: boolean;
+}
+
+/**
+ * Connect's client overrides that make one connector write to another Kafka than its workers'
+ * (the workers must allow them: `connector.client.config.override.policy`, All by default).
+ */
+export function connectorKafkaOverrides(brokers: string): Record<string, string> {
+  if (brokers.trim() === '') throw new RangeError('the connector Kafka brokers must not be empty');
+  return {
+    'producer.override.bootstrap.servers': brokers,
+    'admin.override.bootstrap.servers': brokers,
+  };
 }
 
 /** The outbox connector aimed at the target: its database, its schema's outbox, its topic prefix. */
@@ -47,6 +65,8 @@ export function targetConnector(file: ConnectorFile, t: BootstrapTarget): Connec
       'database.dbname': u.pathname.slice(1),
     });
   }
+  if (t.connectKafkaBrokers !== undefined)
+    Object.assign(config, connectorKafkaOverrides(t.connectKafkaBrokers));
   const schema = t.schema ?? 'public';
   const prefix = t.topicPrefix ?? '';
   if (config['table.include.list'] !== undefined) config['table.include.list'] = `${schema}.outbox`;

@@ -1,4 +1,10 @@
-export { bootstrapTarget, ensureSchema, targetConnector, type BootstrapTarget } from './bootstrap.js';
+export {
+  bootstrapTarget,
+  connectorKafkaOverrides,
+  ensureSchema,
+  targetConnector,
+  type BootstrapTarget,
+} from './bootstrap.js';
 export {
   deleteConnector,
   heartbeatQueryFor,

@@ -60,6 +60,15 @@ describe('the outbox connector aimed at a bootstrap target', () => {
     );
   });
 
+  test("a Kafka other than the Connect workers' own gets the producer and admin overrides", () => {
+    const c = targetConnector(FILE, { ...base, connectKafkaBrokers: 'b1:9092,b2:9092,b3:9092' });
+    expect(c.config).toMatchObject({
+      'producer.override.bootstrap.servers': 'b1:9092,b2:9092,b3:9092',
+      'admin.override.bootstrap.servers': 'b1:9092,b2:9092,b3:9092',
+    });
+    expect(() => targetConnector(FILE, { ...base, connectKafkaBrokers: ' ' })).toThrow(/must not be empty/);
+  });
+
   // The production file, whose heartbeat action query writes to the outbox it captures.
   const real = readConnectorFiles(resolve(import.meta.dirname, '../../../connectors'))[0]!;
 

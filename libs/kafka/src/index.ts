@@ -13,6 +13,7 @@ export * from './security.js';
 export * from './handoff-consumer.js';
 export * from './outbox-relay.js';
 export { isTransientRegistryError } from './kafka-errors.js';
+export { isSequenceDesync, RenewingProducer } from './renewing-producer.js';
 
 // Loading this package teaches classifyError KafkaJS's and the registry client's errors.
 registerErrorRecogniser(recogniseKafkaError);

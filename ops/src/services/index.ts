@@ -1,5 +1,6 @@
 import { connect } from './connect.js';
 import { kafka } from './kafka.js';
+import { kafkaCluster } from './kafka-cluster.js';
 import { postgres } from './postgres.js';
 import { prometheus } from './prometheus.js';
 import { redis } from './redis.js';
@@ -11,7 +12,7 @@ import type { ServiceDef, ServiceName } from './types.js';
 export const SERVICES: readonly ServiceDef[] = [postgres, redis, kafka, registry, connect];
 
 /** Started only when asked (`up --with NAME`, KAIROS_STACK_WITH); `down` stops them first. */
-export const OPTIONAL_SERVICES: readonly ServiceDef[] = [prometheus, redisCluster];
+export const OPTIONAL_SERVICES: readonly ServiceDef[] = [prometheus, redisCluster, kafkaCluster];
 
 export function serviceByName(name: string): ServiceDef {
   const all = [...SERVICES, ...OPTIONAL_SERVICES];

@@ -52,6 +52,28 @@ function serverProperties(cfg: StackConfig, logDir: string, sec: KafkaSecurityFi
   ].join('\n');
 }
 
+/** How many brokers the cluster at `brokers` reports, and whether it names a controller; undefined if it does not answer. */
+export async function describeKafka(
+  brokers: readonly string[],
+): Promise<{ brokers: number; controller: boolean } | undefined> {
+  const admin = createKafka({
+    brokers,
+    clientId: 'kairos-stack-health',
+    connectionTimeoutMs: 1000,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return { brokers: cluster.brokers.length, controller: cluster.controller !== null };
+  } catch {
+    return undefined;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
 export const kafka: ServiceDef = {
   name: 'kafka',
   dependsOn: [],
@@ -59,22 +81,8 @@ export const kafka: ServiceDef = {
   listens: (cfg) =>
     `${cfg.host}:${cfg.ports.kafka}, SASL_SSL ${cfg.host}:${cfg.ports.kafkaSecure} (controller ${cfg.host}:${cfg.ports.kafkaController})`,
   async healthy(cfg) {
-    const admin = createKafka({
-      brokers: [`${cfg.host}:${cfg.ports.kafka}`],
-      clientId: 'kairos-stack-health',
-      connectionTimeoutMs: 1000,
-      logLevel: logLevel.NOTHING,
-      retry: { retries: 0 },
-    }).admin();
-    try {
-      await admin.connect();
-      const cluster = await admin.describeCluster();
-      return cluster.brokers.length > 0 && cluster.controller !== null;
-    } catch {
-      return false;
-    } finally {
-      await admin.disconnect().catch(() => undefined);
-    }
+    const k = await describeKafka([`${cfg.host}:${cfg.ports.kafka}`]);
+    return k !== undefined && k.brokers > 0 && k.controller;
   },
   start({ cfg, tools, jars, logFile, pidFile }) {
     const base = dirs(cfg).kafka;

@@ -4,7 +4,7 @@ import type { Toolchain } from '../prereqs.js';
 import type { Spawned } from '../proc.js';
 
 export type ServiceName =
-  'postgres' | 'redis' | 'kafka' | 'connect' | 'registry' | 'prometheus' | 'redis-cluster';
+  'postgres' | 'redis' | 'kafka' | 'connect' | 'registry' | 'prometheus' | 'redis-cluster' | 'kafka-cluster';
 
 export interface StartContext {
   readonly cfg: StackConfig;
