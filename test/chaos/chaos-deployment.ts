@@ -66,6 +66,20 @@ export class WorkerPool {
   }
 }
 
+/** How many of each app the chaos deployment runs, and over how many job-events partitions. */
+export interface Topology {
+  readonly delayTiers: number;
+  readonly trackers: number;
+  readonly ingests: number;
+  /** Worker processes, each on every class. */
+  readonly workers: number;
+  /** Partitions of kairos.job-events. Default: the namespace's. */
+  readonly partitions?: number;
+}
+
+/** The default suite's: an owner and a standby, one tracker and ingest, three workers. */
+export const CHAOS_TOPOLOGY: Topology = { delayTiers: 2, trackers: 1, ingests: 1, workers: 3 };
+
 export interface ChaosDeployment {
   readonly d: ProcessDeployment;
   /** The delay tiers' warnings and errors (ownership changes, stale epochs, rebuilds), for a failure's diagnosis. */
@@ -76,19 +90,30 @@ export interface ChaosDeployment {
 }
 
 /**
- * The chaos suite's deployment: every app its own OS process (api, two delay tiers, tracker,
- * ingest, three workers on every class) on a private redis-server the suite may kill or flush,
+ * The chaos suite's deployment: every app its own OS process (api, and by default two delay
+ * tiers, tracker, ingest, three workers on every class: `topology`) on a private redis-server the suite may kill or flush,
  * and the shared Kafka, Connect and PostgreSQL in the test's namespace. The canary runs every
  * CANARY_INTERVAL_MS. Everything is stopped on the namespace's cleanup.
  */
-export async function startChaosDeployment(ns: Namespace): Promise<ChaosDeployment> {
+export async function startChaosDeployment(
+  ns: Namespace,
+  topology: Topology = CHAOS_TOPOLOGY,
+): Promise<ChaosDeployment> {
   const redis = await startRedisServer();
   ns.defer(() => redis.stop());
   // The pool needs the deployment, the deployment's line sink the pool.
   const ref: { workers?: WorkerPool } = {};
   const tierNotes: string[] = [];
+  const times = <T>(n: number, x: T): T[] => Array.from({ length: n }, () => x);
+  const partitions = topology.partitions ?? ns.services.jobEventPartitions;
   const d = await startDeployment(ns, {
-    apps: ['api', 'delay-tier', 'delay-tier', 'tracker', 'ingest'],
+    apps: [
+      'api',
+      ...times(topology.delayTiers, 'delay-tier' as const),
+      ...times(topology.trackers, 'tracker' as const),
+      ...times(topology.ingests, 'ingest' as const),
+    ],
+    services: { jobEventPartitions: partitions },
     env: { KAIROS_REDIS_URL: redis.url, KAIROS_CANARY_INTERVAL_MS: String(CANARY_INTERVAL_MS) },
     onLine: (app, line) => {
       ref.workers?.onLine(app, line);
@@ -109,11 +134,10 @@ export async function startChaosDeployment(ns: Namespace): Promise<ChaosDeployme
     schema: ns.schema,
     resourceClasses: RESOURCE_CLASSES,
   });
-  const workers = new WorkerPool(d, env, 3);
+  const workers = new WorkerPool(d, env, topology.workers);
   ref.workers = workers;
   ns.defer(() => workers.stop());
   await workers.start();
-  const partitions = ns.services.jobEventPartitions;
   await eventually(
     'every partition owned',
     async () => (await owners(d)).size > 0 && (await ownedCount(d)) === partitions,

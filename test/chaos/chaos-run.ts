@@ -1,7 +1,13 @@
 import type { ProcessDeployment } from '@kairos/ops';
 import type { Namespace } from '../support/namespace.js';
 import { eventually } from '../support/pipeline.js';
-import { diagnose, startChaosDeployment, type ChaosDeployment } from './chaos-deployment.js';
+import {
+  diagnose,
+  owners,
+  startChaosDeployment,
+  type ChaosDeployment,
+  type Topology,
+} from './chaos-deployment.js';
 import { collect, type Recorded } from './collect.js';
 import type { Fault, FaultOutcome } from './faults.js';
 import { checkHistory, failoverMs, type AckedJob, type FaultMark, type FaultRow } from './history.js';
@@ -17,6 +23,14 @@ export interface ChaosRunOptions {
   /** Time from one fault to the next, ms (longer when a fault takes longer to mend). */
   readonly windowMs: number;
   readonly faults: readonly Fault[];
+  /** The apps and partitions. Default: CHAOS_TOPOLOGY. */
+  readonly topology?: Topology;
+}
+
+/** Partitions per running delay tier (its epoch rows), at one moment of the run. */
+export interface Spread {
+  readonly after: string;
+  readonly perTier: readonly number[];
 }
 
 export interface ChaosResult {
@@ -27,6 +41,14 @@ export interface ChaosResult {
   readonly acked: number;
   readonly runs: number;
   readonly apiFailures: number;
+  /** How the partitions were spread over the running tiers at the start and after each fault. */
+  readonly spreads: readonly Spread[];
+}
+
+async function spreadNow(d: ProcessDeployment, after: string): Promise<Spread> {
+  const o = await owners(d);
+  const perTier = d.apps('delay-tier').map((t) => o.get(t.instanceId)?.length ?? 0);
+  return { after, perTier: perTier.sort((a, b) => b - a) };
 }
 
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED', 'SKIPPED'];
@@ -124,8 +146,9 @@ export async function runChaos(ns: Namespace, o: ChaosRunOptions): Promise<Chaos
   console.log(
     `[chaos] seed ${o.seed} (KAIROS_CHAOS_SEED=${o.seed} repeats this run), ${o.jobs} jobs, ${o.faults.length} faults`,
   );
-  const cd = await startChaosDeployment(ns);
+  const cd = await startChaosDeployment(ns, o.topology);
   const { d } = cd;
+  const spreads = [await spreadNow(d, 'start')];
   const scheduleId = await createSchedule(d);
   const durationMs = o.baselineMs + o.faults.length * o.windowMs;
   const startMs = Date.now();
@@ -138,6 +161,7 @@ export async function runChaos(ns: Namespace, o: ChaosRunOptions): Promise<Chaos
     const atMs = Date.now();
     console.log(`[chaos] +${((atMs - startMs) / 1000).toFixed(1)} s ${fault.name}`);
     marks.push({ name: fault.name, atMs, outcome: await fault.inject({ ...cd, ns, seed: o.seed }) });
+    spreads.push(await spreadNow(d, fault.name));
   }
   await runner.finish(Date.now() + 60_000);
   await eventually('the schedule deleted', () =>
@@ -159,5 +183,13 @@ export async function runChaos(ns: Namespace, o: ChaosRunOptions): Promise<Chaos
     canaries: rec.canaries,
     faults: marksOf(startMs, marks, acked, rec),
   });
-  return { rows, violations, late, acked: acked.length, runs: runs.length, apiFailures: runner.failures };
+  return {
+    rows,
+    violations,
+    late,
+    acked: acked.length,
+    runs: runs.length,
+    apiFailures: runner.failures,
+    spreads,
+  };
 }

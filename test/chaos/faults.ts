@@ -159,6 +159,24 @@ export function sharedFaultsAllowed(source: string, env: NodeJS.ProcessEnv = pro
   return source === 'local stack' && env.KAIROS_CHAOS_SHARED !== '0';
 }
 
+/**
+ * A delay tier joins (scaling out): the group rebalances and the newcomer takes a share of the
+ * partitions from the running owners, each handed over under a new epoch.
+ */
+export const delayTierJoin: Fault = {
+  name: 'delay-tier joins',
+  async inject(ctx) {
+    const joined = await ctx.d.startApp('delay-tier');
+    await eventually(
+      'the new tier to own a share of the partitions',
+      async () =>
+        ((await owners(ctx.d)).get(joined.instanceId)?.length ?? 0) > 0 &&
+        (await ownedCount(ctx.d)) === ctx.partitions,
+      60_000,
+    );
+  },
+};
+
 /** The default suite's faults, in order (every app, the workers, Redis, then the shared stack). */
 export const FAULTS: readonly Fault[] = [
   delayTierOwnerKill,

@@ -11,7 +11,10 @@ import { workerProcessEnv, type WorkerTimings } from './worker-env.js';
  */
 export async function startDeployment(
   ns: Namespace,
-  options: Omit<DeploymentOptions, 'services' | 'id' | 'prefix' | 'schema' | 'resourceClasses'> = {},
+  options: Omit<DeploymentOptions, 'services' | 'id' | 'prefix' | 'schema' | 'resourceClasses'> & {
+    /** Services to use instead of the namespace's (e.g. more job-events partitions). */
+    readonly services?: Partial<DeploymentOptions['services']>;
+  } = {},
 ): Promise<ProcessDeployment> {
   const level = process.env.KAIROS_TEST_LOG;
   const d = await ProcessDeployment.start({
@@ -24,7 +27,7 @@ export async function startDeployment(
       if (level) console.log(`[${app}] ${line}`);
       options.onLine?.(app, line);
     },
-    services: ns.services,
+    services: { ...ns.services, ...options.services },
     id: ns.id,
     prefix: ns.prefix,
     schema: ns.schema,
