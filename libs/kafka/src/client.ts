@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
+import { completeSends, notingPartitioner } from './complete-sends.js';
 import { RenewingProducer } from './renewing-producer.js';
 import { fixKafkaJsIdleTimer } from './request-queue-fix.js';
 import { describeKafkaConnection, kafkaSecurityConfig, type KafkaSecurity } from './security.js';
@@ -51,8 +52,8 @@ function explainingConnect<T extends { connect(): Promise<void> }>(client: T, wh
 
 /**
  * The one KafkaJS client factory: TLS and SASL validated (a RangeError names the bad option), the
- * idle-timer fix applied, idempotent producers that renew themselves after a sequence desync
- * (RenewingProducer), and connect() failures caused by credentials or certificates reported
+ * idle-timer fix applied, producers whose sends are checked complete (completeSends), idempotent
+ * ones that renew themselves after a failed send (RenewingProducer), and connect() failures caused by credentials or certificates reported
  * with the brokers, TLS and mechanism instead of as a retried connection error.
  */
 export function createKafka(options: KafkaClientOptions): Kafka {
@@ -70,7 +71,8 @@ export function createKafka(options: KafkaClientOptions): Kafka {
   const where = describeKafkaConnection(options.brokers, options);
   const { producer, consumer, admin } = kafka;
   kafka.producer = (c) => {
-    const make = () => explainingConnect(producer.call(kafka, c), where);
+    const config = { ...c, createPartitioner: notingPartitioner(c?.createPartitioner) };
+    const make = () => completeSends(explainingConnect(producer.call(kafka, config), where));
     // KafkaJS never renews an idempotent producer whose sequence numbers desynced; this one does.
     return c?.idempotent === true && c.transactionalId === undefined ? new RenewingProducer(make) : make();
   };

@@ -14,6 +14,7 @@ export * from './handoff-consumer.js';
 export * from './outbox-relay.js';
 export { isTransientRegistryError } from './kafka-errors.js';
 export { isSequenceDesync, RenewingProducer } from './renewing-producer.js';
+export { KafkaUnsentMessagesError } from './complete-sends.js';
 
 // Loading this package teaches classifyError KafkaJS's and the registry client's errors.
 registerErrorRecogniser(recogniseKafkaError);

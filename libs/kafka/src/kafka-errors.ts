@@ -1,3 +1,4 @@
+import { KafkaUnsentMessagesError } from './complete-sends.js';
 import { RestError } from './registry.js';
 import { classified, type ClassifiedError } from '@kairos/core';
 
@@ -16,6 +17,7 @@ export function isTransientRegistryError(err: unknown): boolean {
  */
 export function recogniseKafkaError(err: unknown): ClassifiedError | undefined {
   if (isTransientRegistryError(err)) return classified('transient', 'REGISTRY_UNAVAILABLE');
+  if (err instanceof KafkaUnsentMessagesError) return classified('transient', err.name);
   if (!(err instanceof Error) || !err.name.startsWith('KafkaJS')) return undefined;
   return classified((err as { retriable?: unknown }).retriable === true ? 'transient' : 'other', err.name);
 }
