@@ -146,9 +146,11 @@ test(`a tenant's job due behind another tenant's backlog of ${BACKLOG} goes out 
   // weight per pass, so at most QUANTUM of A's jobs precede B in that pop, and none in an
   // earlier pop (earlier pops ran before B was due). Across partitions the dispatcher pops one
   // partition after the other, so between B coming due and B's partition's next pop, each other
-  // partition pops at most once: at most `batch` more of A's jobs each.
-  expect(aAfterDueSameShard.length).toBeLessThanOrEqual(QUANTUM);
-  expect(aAfterDue.length).toBeLessThanOrEqual((partitions - 1) * batch + QUANTUM);
+  // partition pops at most once: at most `batch` more of A's jobs each. The dispatch time logged
+  // is the latest pop time of the round (round-dispatch.ts), so the round popped just before B's
+  // due time can be logged at or after it: one more batch of each partition at most.
+  expect(aAfterDueSameShard.length).toBeLessThanOrEqual(batch + QUANTUM);
+  expect(aAfterDue.length).toBeLessThanOrEqual(partitions * batch + (partitions - 1) * batch + QUANTUM);
   // B did not wait for A's backlog: most of it was still waiting when B went out.
   expect(aAfterB).toBeGreaterThan(BACKLOG / 2);
 });
