@@ -8,7 +8,7 @@ import {
   type Client,
 } from '@confluentinc/schemaregistry';
 import { expect, test } from 'vitest';
-import { AvroCodec, createRegistryClient, valueSubject, wireSchemaId } from '@kairos/kafka';
+import { AvroCodec, createRegistryClient, setCompatibility, valueSubject, wireSchemaId } from '@kairos/kafka';
 import { useNamespace } from '../support/namespace.js';
 import type { Namespace } from '../support/namespace.js';
 
@@ -144,4 +144,20 @@ test("values are byte for byte what Confluent's serializer writes, and each side
   });
   expect({ ...((await deserializer.deserialize(topic, ours)) as object) }).toEqual(value);
   expect({ ...((await new AvroCodec(client).decode(topic, theirs)) as object) }).toEqual(value);
+});
+
+test("processes setting a subject's compatibility at once all succeed (the registry refuses a concurrent rule creation)", async () => {
+  const ns = await useNamespace('codec-compat');
+  const clients = Array.from({ length: 6 }, () => createRegistryClient({ url: ns.services.registryUrl }));
+  const first = clients[0]!;
+  for (let round = 0; round < 5; round++) {
+    const topic = freshTopic(ns, first, `compat${round}`);
+    await first.register(valueSubject(topic), { schemaType: 'AVRO', schema: JSON.stringify(v1) }, false);
+    await Promise.all(
+      clients.map((c) => setCompatibility(c, valueSubject(topic), Compatibility.BACKWARD_TRANSITIVE)),
+    );
+    expect((await first.getConfig(valueSubject(topic))).compatibilityLevel).toBe(
+      Compatibility.BACKWARD_TRANSITIVE,
+    );
+  }
 });

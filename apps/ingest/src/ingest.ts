@@ -5,6 +5,7 @@ import {
   groupMemberConfig,
   headerString,
   HEADERS,
+  setCompatibility,
   valueSubject,
 } from '@kairos/kafka';
 import { createIngestMetrics, type IngestMetrics } from '@kairos/observability';
@@ -125,7 +126,7 @@ export class Ingest extends LifecycleService {
     ];
     for (const [topic, schema] of subjects) {
       await this.#codec.schemaId(topic, schema);
-      await registry.updateConfig(valueSubject(topic), { compatibility: Compatibility.BACKWARD_TRANSITIVE });
+      await setCompatibility(registry, valueSubject(topic), Compatibility.BACKWARD_TRANSITIVE);
     }
     this.#consumer.on(this.#consumer.events.CRASH, (e) => {
       if (e.payload.restart) return;

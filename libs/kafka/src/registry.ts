@@ -6,7 +6,9 @@ import { checkTls, type TlsOptions } from '@kairos/core';
 import {
   SchemaRegistryClient,
   type Client,
+  type Compatibility,
 } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
+import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
 
 export {
   Compatibility,
@@ -64,4 +66,18 @@ export function createRegistryClient(options: RegistryOptions): Client {
       ...(tls ? { httpsAgent: new Agent({ ...tls, keepAlive: true }) } : {}),
     },
   });
+}
+
+/**
+ * Sets a subject's compatibility level, safe when several processes start at once. Apicurio
+ * creates a subject's rule on the first update and answers a concurrent second creation with
+ * 409 "rule already exists"; the rule then exists, so one more update sets it (or confirms it).
+ */
+export async function setCompatibility(client: Client, subject: string, level: Compatibility): Promise<void> {
+  try {
+    await client.updateConfig(subject, { compatibility: level });
+  } catch (err) {
+    if (!(err instanceof RestError) || err.status !== 409) throw err;
+    await client.updateConfig(subject, { compatibility: level });
+  }
 }
