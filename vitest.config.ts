@@ -38,6 +38,7 @@ export default defineConfig({
             'libs/*/test/**/*.test.ts',
             'apps/*/test/**/*.test.ts',
             'ops/test/**/*.test.ts',
+            'bench/test/**/*.test.ts',
             'test/chaos/*.unit.test.ts',
           ],
         },

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { globSync } from 'node:fs';
 
-const configs = globSync('{test,libs/*/test,apps/*/test,ops/test,apps/console}/tsconfig.json');
+const configs = globSync('{test,libs/*/test,apps/*/test,ops/test,bench/test,apps/console}/tsconfig.json');
 for (const config of configs) {
   execFileSync('tsc', ['-p', config], { stdio: 'inherit' });
 }

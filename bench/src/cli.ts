@@ -18,6 +18,7 @@ import { hops } from './workloads/hops.js';
 import { idle } from './workloads/idle.js';
 import { latency } from './workloads/latency.js';
 import { leases } from './workloads/leases.js';
+import { scale } from './workloads/scale.js';
 import { tier } from './workloads/tier.js';
 
 const WORKLOADS: readonly Workload[] = [
@@ -31,6 +32,7 @@ const WORKLOADS: readonly Workload[] = [
   leases,
   idle,
   failover,
+  scale,
 ];
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 
@@ -74,7 +76,9 @@ const program = new Command('bench')
       },
     ) => {
       const workloads =
-        which === 'all' ? WORKLOADS : WORKLOADS.filter((w) => w.id === which || w.aliases?.includes(which));
+        which === 'all'
+          ? WORKLOADS.filter((w) => !w.byNameOnly)
+          : WORKLOADS.filter((w) => w.id === which || w.aliases?.includes(which));
       if (workloads.length === 0) throw new Error(`unknown workload "${which}"`);
       const runs = Number(opts.runs ?? (opts.size === 'full' ? 3 : 1));
       if (!Number.isInteger(runs) || runs < 1)

@@ -35,6 +35,8 @@ export interface Workload {
   readonly only?: readonly string[];
   /** It sets up (and tears down) what it measures itself: the runner skips setup and warm-up. */
   readonly ownSetup?: boolean;
+  /** Not part of `all`: run only when named (it needs more than the local stack, or long). */
+  readonly byNameOnly?: boolean;
   run(ctx: WorkloadContext): Promise<Measurement[]>;
 }
 
@@ -69,6 +71,11 @@ export class StartLog {
       });
     });
   }
+}
+
+/** Rows of one variant sharing everything but the metric, its unit and value. */
+export function rowsOf(base: Omit<Measurement, 'metric' | 'unit' | 'value'>) {
+  return (metric: string, unit: string, value: number): Measurement => ({ ...base, metric, unit, value });
 }
 
 /** Measures wall time and CPU seconds of fn. */

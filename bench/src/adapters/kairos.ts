@@ -171,7 +171,9 @@ export class KairosAdapter implements Adapter {
     await this.stopWorker();
     await this.#deployment?.stop();
     this.#deployment = undefined;
-    if (this.#env) await dropKeys(this.#env.redisUrl, `${prefixOf(this.#env)}*`);
+    // A Redis Cluster's seed list (W11) names a cluster the workload discards whole.
+    if (this.#env && !this.#env.redisUrl.includes(','))
+      await dropKeys(this.#env.redisUrl, `${prefixOf(this.#env)}*`);
   }
 }
 

@@ -47,7 +47,10 @@ async function owners(adapter: KairosAdapter): Promise<Map<string, number[]>> {
 }
 
 /** Waits until both instances own partitions and the split held for a second. */
-async function settledSplit(adapter: KairosAdapter, ids: readonly string[]): Promise<Map<string, number[]>> {
+export async function settledSplit(
+  adapter: KairosAdapter,
+  ids: readonly string[],
+): Promise<Map<string, number[]>> {
   let last = '';
   for (let i = 0; i < 120; i++) {
     const o = await owners(adapter);

@@ -9,6 +9,7 @@ import { deliveryCheck } from '../stats.js';
 import {
   keys,
   measured,
+  rowsOf,
   settle,
   StartLog,
   type Measurement,
@@ -400,13 +401,10 @@ async function steady(
     const d = spread(lag(dispatched));
     const { lost, duplicated } = deliveryCheck(ks, starts.counts);
     const variant = `${LAG_RATE.toLocaleString('en-US')}/s due in ${LAG_DUE_IN_MS / 1000} s, pre-dispatch ${preDispatchMs ? `${preDispatchMs} ms` : 'off'}`;
-    const row = (metric: string, unit: string, value: number): Measurement => ({
+    const row = rowsOf({
       workload: 'W7',
       variant,
       system: 'kairos',
-      metric,
-      unit,
-      value,
       lost,
       duplicated,
       cpuPer1000: (m.cpu / ks.length) * 1000,
