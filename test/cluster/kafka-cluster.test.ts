@@ -27,9 +27,10 @@ const root = resolve(import.meta.dirname, '..', '..');
 const log = (line: string) => console.log(`[kafka-cluster] ${line}`);
 const onLocalStack = inject('services').source === 'local stack';
 /**
- * The broker kill runs only when asked (`npm run test:cluster` sets KAIROS_CLUSTER_FAULTS=1): in
- * about one run in eight it still finds dispatched tasks that never reach a worker (see the
- * README's "Three Kafka brokers"), so it cannot gate CI until that is fixed.
+ * The broker kill runs only when asked (`npm run test:cluster` sets KAIROS_CLUSTER_FAULTS=1): it
+ * has passed 30 runs in a row since `completeSends` (0 lost, early or doubled), but its pause
+ * bound has little margin (longest 14.8 s of 16: workers' consumers crash on the moving group
+ * coordinator and rejoin), and a CI run that fails on timing lands nothing.
  */
 const faultsAsked = process.env.KAIROS_CLUSTER_FAULTS === '1';
 const cfg: StackConfig = stackConfigFromEnv(root, { ...process.env, KAIROS_STACK_WITH: 'kafka-cluster' });

@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
 import { completeSends, notingPartitioner } from './complete-sends.js';
 import { RenewingProducer } from './renewing-producer.js';
+import { sizedSends } from './sized-sends.js';
 import { fixKafkaJsIdleTimer } from './request-queue-fix.js';
 import { describeKafkaConnection, kafkaSecurityConfig, type KafkaSecurity } from './security.js';
 
@@ -52,7 +53,8 @@ function explainingConnect<T extends { connect(): Promise<void> }>(client: T, wh
 
 /**
  * The one KafkaJS client factory: TLS and SASL validated (a RangeError names the bad option), the
- * idle-timer fix applied, producers whose sends are checked complete (completeSends), idempotent
+ * idle-timer fix applied, producers whose sends are checked complete (completeSends) and split
+ * under the broker's batch size limit (sizedSends), idempotent
  * ones that renew themselves after a failed send (RenewingProducer), and connect() failures caused by credentials or certificates reported
  * with the brokers, TLS and mechanism instead of as a retried connection error.
  */
@@ -72,7 +74,7 @@ export function createKafka(options: KafkaClientOptions): Kafka {
   const { producer, consumer, admin } = kafka;
   kafka.producer = (c) => {
     const config = { ...c, createPartitioner: notingPartitioner(c?.createPartitioner) };
-    const make = () => completeSends(explainingConnect(producer.call(kafka, config), where));
+    const make = () => sizedSends(completeSends(explainingConnect(producer.call(kafka, config), where)));
     // KafkaJS never renews an idempotent producer whose sequence numbers desynced; this one does.
     return c?.idempotent === true && c.transactionalId === undefined ? new RenewingProducer(make) : make();
   };
