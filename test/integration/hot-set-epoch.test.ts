@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
 import { isKairosError } from '@kairos/core';
-import { HotSet, type HotJob, type PopOptions } from '@kairos/redis';
+import { HotSet, Leases, type HotJob, type PopOptions } from '@kairos/redis';
 import { useNamespace } from '../support/namespace.js';
 
 const P = 3;
@@ -294,5 +294,50 @@ test('a newer version scheduled while the old one is in flight is neither reclai
   expect((await hot.popDue(P, 1, upTo(10))).jobs).toEqual([]);
   expect(await hot.size(P)).toEqual({ due: 1, inflight: 0 });
   expect((await hot.stats(P)).oldestDueMs).toBe(v2.dueAtMs);
+  await redis.quit();
+});
+
+test('an acknowledged version is retired: a late hydration or replay of it never comes back, its lease is still claimable, a newer version is added', async () => {
+  const ns = await useNamespace('hot-set-retire');
+  const redis = ns.redis();
+  const hot = new HotSet(redis);
+  const leases = new Leases(redis);
+  await hot.setEpoch(P, 1);
+  const now = await hot.serverTimeMs();
+  const v1 = job('x', now - 1000, 1);
+  expect(await hot.schedule(P, 1, v1)).toBe('added');
+  expect((await hot.popDue(P, 1, upTo(10))).jobs.map((j) => j.jobId)).toEqual(['x']);
+  expect(await hot.ack(P, 1, [{ jobId: 'x', version: 1 }])).toBe(1);
+  // A hydration that read v1 from PostgreSQL before the dispatch writes it now: ignored (issue 31).
+  expect(await hot.schedule(P, 1, v1, { mode: 'hydrate' })).toBe('ignored');
+  expect(await hot.schedule(P, 1, v1)).toBe('ignored');
+  expect(await hot.size(P)).toEqual({ due: 0, inflight: 0 });
+  // The worker that received v1 claims its lease: retired is not cancelled.
+  expect(await leases.claim({ jobId: 'x', shard: P, fence: 1, version: 1 }, 'w1', 10_000)).toBe('OK');
+  // A retry (v2) is a new version: added, popped, and a cancel of it (v3) still applies.
+  expect(await hot.schedule(P, 1, job('x', now - 500, 2))).toBe('added');
+  expect(await hot.cancel(P, 1, 'x', 3)).toBe(true);
+  expect(await hot.stats(P)).toMatchObject({ jobs: 0, inflight: 0 });
+  await redis.quit();
+});
+
+test('an acknowledgement takes a re-added entry of its version out of every structure, so no queue entry outlives its record', async () => {
+  const ns = await useNamespace('hot-set-ack-queue');
+  const redis = ns.redis();
+  const hot = new HotSet(redis);
+  await hot.setEpoch(P, 1);
+  const now = await hot.serverTimeMs();
+  const v1 = job('y', now - 1000, 1);
+  expect(await hot.schedule(P, 1, v1)).toBe('added');
+  expect((await hot.popDue(P, 1, upTo(10))).jobs.map((j) => j.jobId)).toEqual(['y']);
+  // The partition was cleared (leaving PostgreSQL-only mode) and rebuilt while the dispatch ran.
+  await hot.clear(P, 1);
+  expect(await hot.schedule(P, 1, v1, { mode: 'hydrate' })).toBe('added');
+  // The old dispatch settles v1: its record, queue entry and ready index all go.
+  await hot.ack(P, 1, [{ jobId: 'y', version: 1 }]);
+  const k = hot.keys(P);
+  expect(await redis.zrange(k.queue('default', 't1'), '0', '-1')).toEqual([]);
+  expect(await redis.zrange(k.ready('default'), '0', '-1')).toEqual([]);
+  expect(await redis.hlen(k.jobs)).toBe(0);
   await redis.quit();
 });

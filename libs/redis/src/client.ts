@@ -13,6 +13,7 @@ export type RedisClient = Redis | Cluster;
  */
 const VARIABLE_KEY_SCRIPTS = [
   'kairosApplyEvents',
+  'kairosAck',
   'kairosLeaseClaim',
   'kairosLeaseRenew',
   'kairosLeaseRelease',

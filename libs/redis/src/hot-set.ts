@@ -269,7 +269,11 @@ export class HotSet {
     return parsePop(raw);
   }
 
-  /** Forgets dispatched (or dropped) jobs; a newer version of a job is kept. */
+  /**
+   * Retires settled dispatches (sent, expired, or refused by the claim): each popped version
+   * leaves every structure and is marked so no replayed event or stale hydration re-adds it; a
+   * newer version of a job is kept. Returns how many were taken out of flight.
+   */
   async ack(
     partition: number,
     epoch: number,
@@ -279,10 +283,14 @@ export class HotSet {
     const k = this.keys(partition);
     try {
       return await this.#redis.kairosAck(
+        3 + jobs.length,
         k.jobs,
         k.inflight,
         k.epoch,
+        ...jobs.map((j) => k.version(j.jobId)),
         epoch,
+        this.#ttl,
+        this.#base(k),
         ...jobs.flatMap((j) => [j.jobId, j.version]),
       );
     } catch (err) {

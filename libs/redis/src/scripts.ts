@@ -20,7 +20,7 @@ const SCRIPTS = {
   kairosLeaseForget: { file: 'lease-forget.lua', numberOfKeys: 1 },
   kairosHotStats: { file: 'hot-stats.lua', numberOfKeys: 3 },
   kairosClearPartition: { file: 'clear-partition.lua', numberOfKeys: 4 },
-  kairosAck: { file: 'ack.lua', numberOfKeys: 3 },
+  kairosAck: { file: 'ack.lua', numberOfKeys: undefined },
   kairosSetEpoch: { file: 'set-epoch.lua', numberOfKeys: 1 },
   kairosRateTake: { file: 'rate-take.lua', numberOfKeys: undefined },
   kairosRateRefund: { file: 'rate-refund.lua', numberOfKeys: undefined },
@@ -30,8 +30,13 @@ export type ScriptName = keyof typeof SCRIPTS;
 
 const SCRIPT_DIR = resolve(import.meta.dirname, 'scripts');
 
+/** A line `-- @include <file>` stands for that file of ./scripts/includes (Lua shared by scripts). */
+const INCLUDE = /^-- @include (\S+)$/gm;
+
 export function scriptSource(name: ScriptName): string {
-  return readFileSync(resolve(SCRIPT_DIR, SCRIPTS[name].file), 'utf8');
+  return readFileSync(resolve(SCRIPT_DIR, SCRIPTS[name].file), 'utf8').replace(INCLUDE, (_, file: string) =>
+    readFileSync(resolve(SCRIPT_DIR, 'includes', file), 'utf8'),
+  );
 }
 
 type Arg = string | number;
@@ -45,7 +50,8 @@ export interface KairosScripts {
   kairosLeaseClaim(numberOfKeys: number, ...args: Arg[]): Promise<unknown>;
   kairosLeaseRenew(numberOfKeys: number, ...args: Arg[]): Promise<unknown>;
   kairosLeaseRelease(numberOfKeys: number, ...args: Arg[]): Promise<unknown>;
-  kairosAck(...args: Arg[]): Promise<number>;
+  /** numberOfKeys, then KEYS, then ARGV. */
+  kairosAck(numberOfKeys: number, ...args: Arg[]): Promise<number>;
   kairosTrim(...args: Arg[]): Promise<number>;
   kairosLeaseReap(...args: Arg[]): Promise<(string | number)[]>;
   kairosLeaseForget(...args: Arg[]): Promise<number>;

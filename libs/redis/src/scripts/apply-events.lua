@@ -10,19 +10,22 @@
   KEYS[2] jobs      HASH    job id -> dispatch record (JSON)
   KEYS[3] inflight  ZSET    job id -> time popped (ms)
   KEYS[4] classes   SET     resource classes with queues in this partition
-  KEYS[4+i] version STRING  highest version seen of event i's job
+  KEYS[4+i] version STRING  highest version seen of event i's job, marked once retired (see
+                            includes/version.lua)
   ARGV[1] epoch of the caller
   ARGV[2] TTL of the version keys, seconds
   ARGV[3] partition key base (queues: <base>:q:<class>:<tenant>, ready index: <base>:ready:<class>)
   ARGV[4] lookahead window, ms: a job due later than Redis TIME + this is deferred
   ARGV[5] mode of the schedules: 'event' ignores a version already seen; 'hydrate' re-adds a version
           seen but not held (deferred or trimmed earlier, or some of its entries lost; PostgreSQL
-          still holds it SCHEDULED)
+          still holds it SCHEDULED), never one retired by an acknowledged dispatch
   then 7 per event i, from ARGV[6 + 7*(i-1)]: kind ('S' schedule, 'C' cancel), job id, version,
   due time (ms), dispatch record (JSON), resource class, tenant (the last four empty for a cancel)
   Returns: one integer per event, in order: schedule 1 added, 0 ignored, 2 deferred; cancel
   1 removed, 0 ignored; error STALE_EPOCH for a stale owner (nothing applied).
 ]]
+-- @include version.lua
+
 -- Redis TIME in ms: the clock every due decision uses.
 local function now_ms()
   local t = redis.call('TIME')
@@ -54,12 +57,13 @@ end
   cancel), or it is due after now + window (then it stays only in PostgreSQL until the pre-loader
   brings it in). p: jobs, inflight, classes, base, ttl, now, window (the partition's); e: version_key,
   id, due, version, record, class, tenant, mode ('event' ignores a version already seen; 'hydrate'
-  re-adds a version seen but absent: deferred or trimmed earlier). Returns 1 added, 0 ignored,
-  2 deferred. Its first write is a memory-growing one, so under maxmemory Redis refuses the script
-  before anything changed.
+  re-adds a version seen but absent: deferred or trimmed earlier, never a retired one: that read
+  of PostgreSQL predates the dispatch that retired it). Returns 1 added, 0 ignored, 2 deferred.
+  Its first write is a memory-growing one, so under maxmemory Redis refuses the script before
+  anything changed.
 ]]
 local function schedule_job(p, e)
-  local seen = tonumber(redis.call('GET', e.version_key) or '0')
+  local seen, retired = read_version(e.version_key)
   local version = tonumber(e.version)
   if seen > version then
     return 0
@@ -67,7 +71,7 @@ local function schedule_job(p, e)
   local queue = p.base .. ':q:' .. e.class .. ':' .. e.tenant
   local ready = p.base .. ':ready:' .. e.class
   if seen == version then
-    if e.mode ~= 'hydrate' or held(p, e, queue, ready) then
+    if retired or e.mode ~= 'hydrate' or held(p, e, queue, ready) then
       return 0
     end
   end
@@ -99,7 +103,7 @@ end
   halfway under maxmemory.
 ]]
 local function cancel_job(p, e)
-  if tonumber(redis.call('GET', e.version_key) or '0') >= tonumber(e.version) then
+  if read_version(e.version_key) >= tonumber(e.version) then
     return 0
   end
   local record = redis.call('HGET', p.jobs, e.id)

@@ -22,11 +22,13 @@
   Under OOM Redis refuses a script's first memory-growing write and lets later ones through, so a
   refused call has claimed nothing: the worker then runs those attempts unleased.
 ]]
+-- @include version.lua
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local function claim(attemptKey, versionKey, id, fence, version)
-  if tonumber(redis.call('GET', versionKey) or '0') > tonumber(version) then
+  if read_version(versionKey) > tonumber(version) then
     return 'CANCELLED'
   end
   local cur = redis.call('GET', attemptKey)

@@ -21,6 +21,8 @@
   Returns: { outcome 1, outcome 2, ... } in job order, each 'OK', 'CANCELLED' (lease still
   renewed: the handler is stopping) or 'ZOMBIE' (nothing changed for that attempt).
 ]]
+-- @include version.lua
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
@@ -35,7 +37,7 @@ local function renew(attemptKey, versionKey, id, fence, version)
     redis.call('SET', attemptKey, mine, 'EX', ARGV[3])
   end
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
-  if tonumber(redis.call('GET', versionKey) or '0') > tonumber(version) then
+  if read_version(versionKey) > tonumber(version) then
     return 'CANCELLED'
   end
   return 'OK'
