@@ -75,10 +75,17 @@ export interface SentRequest {
 }
 
 /** Epoch ms of an instant; a string must parse, or a RangeError names the field. */
+/** 9999-12-31T23:59:59.999Z. */
+const MAX_INSTANT_MS = 253_402_300_799_999;
+
 export function millis(field: string, value: Instant): number {
   const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) {
     throw new RangeError(`${field} must be a Date, an ISO-8601 string or epoch ms, got ${String(value)}`);
+  }
+  // Years 1970-9999: what every Kairos process and PostgreSQL can hold as a date.
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_INSTANT_MS) {
+    throw new RangeError(`${field} must be a time between 1970 and 9999 (whole ms), got ${String(value)}`);
   }
   return ms;
 }

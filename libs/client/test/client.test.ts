@@ -79,6 +79,11 @@ describe('request records', () => {
 
   test('an unparseable time or an unserializable payload is a RangeError naming the field', () => {
     expect(() => createJobRecord({ type: 't', resourceClass: 'io', dueAt: 'tomorrow' })).toThrow(/dueAt/);
+    // Past the largest JavaScript date, or before 1970: refused here, not by a process downstream.
+    expect(() => createJobRecord({ type: 't', resourceClass: 'io', dueAt: 9e15 })).toThrow(
+      /dueAt must be a time between 1970 and 9999/,
+    );
+    expect(() => createJobRecord({ type: 't', resourceClass: 'io', deadlineAt: -1 })).toThrow(/deadlineAt/);
     expect(() => createJobRecord({ type: 't', resourceClass: 'io', payload: () => 1 })).toThrow(/payload/);
   });
 });

@@ -72,8 +72,9 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random: () => nu
 }
 
 /**
- * Whether the job runs again after `attempt` (1-based) failed, and after how long. `random`
- * returns a number in [0, 1) (injected so tests are deterministic).
+ * Whether the job runs again after `attempt` (1-based) failed, and after how long (at most
+ * MAX_RETRY_DELAY_MS beyond the backoff's cap). `random` returns a number in [0, 1) (injected so
+ * tests are deterministic).
  */
 export function decideRetry(
   policy: RetryPolicy,
@@ -84,6 +85,8 @@ export function decideRetry(
   if (failure.class === 'permanent') return { retry: false, reason: 'permanent' };
   if (attempt >= policy.maxAttempts) return { retry: false, reason: 'exhausted' };
   const backoff = backoffMs(policy, attempt, random);
-  const floor = failure.class === 'throttled' ? Math.max(0, failure.retryAfterMs ?? 0) : 0;
+  // A Retry-After beyond the longest delay a job may ask for is capped there, as the backoff is.
+  const floor =
+    failure.class === 'throttled' ? Math.min(MAX_RETRY_DELAY_MS, Math.max(0, failure.retryAfterMs ?? 0)) : 0;
   return { retry: true, delayMs: Math.max(backoff, floor) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { backoffMs, compileRetryPolicy, decideRetry } from '@kairos/core';
+import { backoffMs, compileRetryPolicy, decideRetry, MAX_RETRY_DELAY_MS } from '@kairos/core';
 
 const policy = compileRetryPolicy({ maxAttempts: 5, baseMs: 100, capMs: 1000, jitterMs: 50 });
 const zero = () => 0;
@@ -42,6 +42,15 @@ describe('retry decisions', () => {
       retry: true,
       delayMs: 400,
     });
+  });
+
+  test('a Retry-After beyond 24 h is capped at 24 h: a due time stays a date (issue 31: 9e15 ms crashed the tracker)', () => {
+    for (const retryAfterMs of [MAX_RETRY_DELAY_MS + 1, 9e15, Number.MAX_SAFE_INTEGER, Infinity]) {
+      expect(decideRetry(policy, 1, { class: 'throttled', retryAfterMs }, zero)).toEqual({
+        retry: true,
+        delayMs: MAX_RETRY_DELAY_MS,
+      });
+    }
   });
 
   test('a bad policy is a clear error', () => {

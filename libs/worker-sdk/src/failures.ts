@@ -1,4 +1,4 @@
-import { isFailureClass, type FailureClass } from '@kairos/core';
+import { isFailureClass, MAX_RETRY_DELAY_MS, type FailureClass } from '@kairos/core';
 import type { TaskErrorRecord } from '@kairos/schemas';
 
 export type { FailureClass } from '@kairos/core';
@@ -48,8 +48,10 @@ export class ThrottledError extends KairosTaskError {
   constructor(message: string, options: { retryAfterMs: number; cause?: unknown }) {
     super('throttled', message, options);
     const { retryAfterMs } = options;
-    if (!Number.isFinite(retryAfterMs) || retryAfterMs < 0) {
-      throw new RangeError(`retryAfterMs must be a non-negative number of milliseconds, got ${retryAfterMs}`);
+    if (!Number.isFinite(retryAfterMs) || retryAfterMs < 0 || retryAfterMs > MAX_RETRY_DELAY_MS) {
+      throw new RangeError(
+        `retryAfterMs must be a number of milliseconds from 0 to ${MAX_RETRY_DELAY_MS} (24 h), got ${retryAfterMs}`,
+      );
     }
     this.name = 'ThrottledError';
     this.retryAfterMs = Math.ceil(retryAfterMs);
@@ -65,17 +67,18 @@ export class PermanentError extends KairosTaskError {
 }
 
 /**
- * An HTTP Retry-After value (delay seconds, or an HTTP date) as milliseconds from `nowMs`;
+ * An HTTP Retry-After value (delay seconds, or an HTTP date) as milliseconds from `nowMs`, at most
+ * 24 h (MAX_RETRY_DELAY_MS: what ThrottledError accepts, whatever a dependency asks for);
  * undefined when absent or unreadable. A date in the past is 0.
  */
 export function parseRetryAfter(value: string | null | undefined, nowMs = Date.now()): number | undefined {
   const v = value?.trim();
   if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (/^\d+$/.test(v)) return Math.min(MAX_RETRY_DELAY_MS, Number(v) * 1000);
   // An HTTP date names its day and month; bare numbers like "-5" are not dates.
   if (!/[A-Za-z]{3}/.test(v)) return undefined;
   const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+  return Number.isNaN(at) ? undefined : Math.min(MAX_RETRY_DELAY_MS, Math.max(0, at - nowMs));
 }
 
 /**

@@ -51,6 +51,9 @@ interface Held {
 /** Wait before a task whose run failed unexpectedly is tried again, ms. */
 const FAILED_RUN_RETRY_MS = 1000;
 
+/** Longest timer Node keeps (2^31 - 1 ms, ~24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const classOf = (task: Task): string => task.dispatch.resource_class;
 
 /**
@@ -138,12 +141,16 @@ export class TaskPool<T extends Task = Task> {
   }
 
   #hold(task: T, ms: number, early: boolean): void {
-    const timer = setTimeout(() => {
-      this.#unhold(task);
-      if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
-      else if (early) this.#whenDue(task);
-      else this.#enqueue(task);
-    }, ms);
+    // A timer longer than 2^31 - 1 ms fires at once: a task due further out waits in steps.
+    const timer = setTimeout(
+      () => {
+        this.#unhold(task);
+        if (this.#closed || task.source.revoked) this.#end(task, 'abandoned');
+        else if (early) this.#whenDue(task);
+        else this.#enqueue(task);
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    );
     this.#held.set(task, { timer, early });
     if (early) this.#earlyChanged(task, +1);
   }

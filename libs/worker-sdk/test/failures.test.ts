@@ -90,6 +90,11 @@ describe('failure classes', () => {
   test('bad arguments are clear errors', () => {
     expect(() => new ThrottledError('x', { retryAfterMs: -1 })).toThrow(/retryAfterMs/);
     expect(() => new ThrottledError('x', { retryAfterMs: Number.NaN })).toThrow(/retryAfterMs/);
+    // Seconds multiplied by 1,000 twice: refused where it is written, not after it reached the tracker.
+    expect(() => new ThrottledError('x', { retryAfterMs: 30 * 1000 * 1000 * 1000 })).toThrow(
+      /retryAfterMs must be a number of milliseconds from 0 to 86400000 \(24 h\), got 30000000000/,
+    );
+    expect(new ThrottledError('x', { retryAfterMs: 86_400_000 }).retryAfterMs).toBe(86_400_000);
     expect(() => new KairosTaskError('fatal' as never, 'x')).toThrow(/unknown failure class "fatal"/);
   });
 
@@ -101,6 +106,9 @@ describe('failure classes', () => {
     expect(parseRetryAfter('Sun, 29 Nov 2026 11:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter('-5', now)).toBeUndefined();
+    // A dependency asking for more than 24 h gets 24 h (what ThrottledError accepts).
+    expect(parseRetryAfter('999999999', now)).toBe(86_400_000);
+    expect(parseRetryAfter('Fri, 31 Dec 9999 23:59:59 GMT', now)).toBe(86_400_000);
     expect(parseRetryAfter(null, now)).toBeUndefined();
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
