@@ -19,6 +19,7 @@ export const SCHEMAS = {
   scheduleRequest: load('schedule-request.avsc'),
   scheduleRequestRejection: load('schedule-request-rejection.avsc'),
   scheduleRequestOutcome: load('schedule-request-outcome.avsc'),
+  deadRecord: load('dead-record.avsc'),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -287,8 +288,19 @@ export interface OriginalHeaderRecord {
   value: Buffer | null;
 }
 
+/** Where a record was read, and the record as it arrived (a rejection's or a dead record's). */
+export interface SourceRecordFields {
+  source_topic: string;
+  source_partition: number;
+  source_offset: number;
+  source_timestamp: number;
+  original_key: Buffer | null;
+  original_headers: OriginalHeaderRecord[];
+  original_value: Buffer | null;
+}
+
 /** A request that could not be applied, on schedule-requests.rejected (key = the original key). */
-export interface ScheduleRequestRejectionRecord {
+export interface ScheduleRequestRejectionRecord extends SourceRecordFields {
   rejection_id: string;
   reason: RejectionReason;
   message: string;
@@ -297,13 +309,6 @@ export interface ScheduleRequestRejectionRecord {
   tenant: string | null;
   command: string | null;
   schema_id: number | null;
-  source_topic: string;
-  source_partition: number;
-  source_offset: number;
-  source_timestamp: number;
-  original_key: Buffer | null;
-  original_headers: OriginalHeaderRecord[];
-  original_value: Buffer | null;
   rejected_at: number;
 }
 
@@ -323,4 +328,19 @@ export interface ScheduleRequestOutcomeRecord {
   schedule_id?: string | null;
   /** Schedule commands: the schedule's next fire time after the command, if it has one. */
   next_fire_at?: number | null;
+}
+
+/** Why a record of an internal topic was set aside (dead-record.avsc). */
+export type DeadRecordReason =
+  'UNDECODABLE' | 'UNKNOWN_SCHEMA' | 'WRONG_SCHEMA' | 'INVALID_FIELD' | 'UNAPPLICABLE';
+
+/** A record its consumer could not apply, on kairos.dead-records (key = the record's own key). */
+export interface DeadRecordRecord extends SourceRecordFields {
+  dead_record_id: string;
+  reason: DeadRecordReason;
+  message: string;
+  fields: { field: string; message: string }[];
+  consumer: string;
+  schema_id: number | null;
+  dead_at: number;
 }

@@ -19,7 +19,7 @@ async function failure(call: Promise<unknown>): Promise<unknown> {
 const raise = (sqlstate: string) =>
   `DO $$ BEGIN RAISE EXCEPTION 'raised for the test' USING ERRCODE = '${sqlstate}'; END $$`;
 
-test('PostgreSQL: lost races, lost connections, refused connections and plain errors', async () => {
+test('PostgreSQL: lost races, lost connections, refused connections, data faults and plain errors', async () => {
   const ns = await useNamespace('error-classes-pg');
   const pool = ns.pgPool(2);
   const classOf = async (sql: string) => classifyError(await failure(pool.query(sql)));
@@ -27,7 +27,17 @@ test('PostgreSQL: lost races, lost connections, refused connections and plain er
   expect(await classOf(raise('40P01'))).toEqual({ class: 'serialization', code: '40P01', retriable: true });
   expect(await classOf(raise('57P01'))).toEqual({ class: 'transient', code: '57P01', retriable: true });
   expect(await classOf(raise('08006'))).toEqual({ class: 'transient', code: '08006', retriable: true });
-  expect(await classOf('SELECT 1/0')).toEqual({ class: 'other', code: undefined, retriable: false });
+  // Data faults: the values are wrong whenever they are sent (a consumer sets such a record aside).
+  expect(await classOf('SELECT 1/0')).toEqual({ class: 'invalid', code: '22012', retriable: false });
+  expect(await classOf(`SELECT '0NaN-NaN-NaN'::timestamptz`)).toEqual({
+    class: 'invalid',
+    code: '22007',
+    retriable: false,
+  });
+  const nul = classifyError(await failure(pool.query('SELECT $1::text', ['a\u0000b'])));
+  expect(nul).toEqual({ class: 'invalid', code: '22021', retriable: false });
+  // A unique violation is a race a retry can win: not a data fault.
+  expect(await classOf(raise('23505'))).toEqual({ class: 'other', code: undefined, retriable: false });
   expect(await classOf('SELEC 1')).toEqual({ class: 'other', code: undefined, retriable: false });
 
   // A server that refuses the connection (a port nothing listens on).

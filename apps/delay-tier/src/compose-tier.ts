@@ -1,6 +1,8 @@
 import { Lifecycle, type Service } from '@kairos/core';
+import { DeadRecords, RecordDecoder } from '@kairos/kafka';
 import type { DelayTierMetrics, Logger } from '@kairos/observability';
 import { HotSet, Leases, RateLimiter } from '@kairos/redis';
+import { SCHEMAS } from '@kairos/schemas';
 import type { Producer } from 'kafkajs';
 import type { DelayTierOptions } from './delay-tier-options.js';
 import { DispatchLanes } from './dispatch-lanes.js';
@@ -227,7 +229,15 @@ function newEventsConsumer(
     onFatal: o.onFatal,
     applier: {
       recent: new RecentEvents(),
-      codec: o.codec,
+      decoder: new RecordDecoder(o.codec.registry, o.topics.jobEvents, SCHEMAS.jobEvent),
+      dead: new DeadRecords({
+        kafka: o.kafka,
+        codec: o.codec,
+        topic: o.topics.deadRecords,
+        consumer: o.groupId ?? 'kairos-delay-tier',
+        log,
+        onSetAside: (topic, reason) => metrics.deadRecords.inc({ topic, reason }),
+      }),
       hot: state.hot,
       ownership: state.ownership,
       modes: state.modes,

@@ -1,6 +1,13 @@
 import { JOB_REENTERED } from '@kairos/commands';
-import { isKairosError } from '@kairos/core';
-import { headerString, type AvroCodec } from '@kairos/kafka';
+import { applyIsolatingFaults, classifyError } from '@kairos/core';
+import {
+  describeProblems,
+  headerString,
+  jobEventProblems,
+  type DeadRecords,
+  type DeadRecordVerdict,
+  type RecordDecoder,
+} from '@kairos/kafka';
 import type { HopLagMetric, Logger } from '@kairos/observability';
 import type { HotEvent, HotSet } from '@kairos/redis';
 import type { JobEventRecord } from '@kairos/schemas';
@@ -12,7 +19,10 @@ import type { RecentEvents } from './recent-events.js';
 import { hotJob, hotRecord, type HotRecord } from './record.js';
 
 export interface EventApplierDeps {
-  readonly codec: AvroCodec;
+  /** Reads kairos.job-events as JobEvent records of the current schema (older ones resolved). */
+  readonly decoder: RecordDecoder<JobEventRecord>;
+  /** Where an event that can never be applied goes, with its reason. */
+  readonly dead: DeadRecords;
   readonly hot: HotSet;
   readonly ownership: Ownership;
   readonly modes: PartitionModes;
@@ -30,6 +40,7 @@ export interface EventApplierDeps {
 
 /** A decoded event of a batch, with the id its copies (relay, Debezium) share. */
 interface DecodedEvent {
+  readonly message: KafkaMessage;
   readonly event: JobEventRecord;
   readonly eventId: string | undefined;
   readonly traceparent: string | null;
@@ -57,46 +68,77 @@ export async function applyJobEvents(
   if (deps.modes.isFallback(partition)) return true;
   const events = await decodeEvents(deps, topic, partition, messages);
   if (events.length === 0) return true;
+  // One event Redis refuses as data is set aside; the others are applied.
+  const applyAll = () =>
+    applyIsolatingFaults(
+      events,
+      (some) => apply(deps, partition, epoch, some),
+      (err) => classifyError(err).class === 'invalid',
+      (e, err) =>
+        deps.dead.setAside(
+          { topic, partition, message: e.message },
+          { reason: 'UNAPPLICABLE', message: `Redis refused the event: ${String(err)}` },
+        ),
+    );
   // Stale: either Redis lost our state (rebuilt first; the events are applied again on refetch)
   // or another instance owns the partition (false: the consumer stops reading it). OOM:
   // PostgreSQL holds the jobs and PostgreSQL-only dispatch runs them.
-  const r = await deps.guard.run(partition, epoch, () => apply(deps, partition, epoch, events), {
-    awaitRecovery: true,
-  });
+  const r = await deps.guard.run(partition, epoch, applyAll, { awaitRecovery: true });
   if (r.outcome === 'done') for (const e of events) if (e.eventId !== undefined) deps.recent?.add(e.eventId);
   return r.outcome !== 'stale';
 }
 
-/** The messages' events, without second copies already applied and values that never decode. */
+/**
+ * The messages' events, without second copies already applied. A value that can never be applied
+ * (it does not decode, is not a JobEvent, or has a field out of range) is set aside on
+ * kairos.dead-records, with its reason, and skipped; a registry outage throws (the batch is
+ * retried).
+ */
 async function decodeEvents(
   deps: EventApplierDeps,
   topic: string,
   partition: number,
   messages: readonly KafkaMessage[],
 ): Promise<DecodedEvent[]> {
+  type Read = DecodedEvent | { readonly message: KafkaMessage; readonly refused: DeadRecordVerdict };
   const decoded = await Promise.all(
-    messages.map(async (message): Promise<DecodedEvent | undefined> => {
+    messages.map(async (message): Promise<Read | undefined> => {
       if (!message.value) return undefined;
       const eventId = headerString(message.headers, 'id');
       if (eventId !== undefined && deps.recent?.has(eventId)) return undefined;
-      try {
-        const event = (await deps.codec.decode(topic, message.value)) as JobEventRecord;
-        return {
-          event,
-          eventId,
-          traceparent: headerString(message.headers, 'traceparent') ?? null,
-          reentry: headerString(message.headers, 'kairos-event-type') === JOB_REENTERED,
-          kafkaAtMs: Number(message.timestamp),
-        };
-      } catch (err) {
-        if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
-        // A value that does not decode can never be applied; skipping it keeps the partition moving.
-        deps.log.error({ err, partition, offset: message.offset }, 'undecodable job event skipped');
-        return undefined;
-      }
+      const d = await deps.decoder.decode(message.value);
+      if (!d.ok) return { message, refused: { reason: d.reason, message: d.message, schemaId: d.schemaId } };
+      const refused = outOfRange(d.record, d.schemaId);
+      if (refused) return { message, refused };
+      return {
+        message,
+        event: d.record,
+        eventId,
+        traceparent: headerString(message.headers, 'traceparent') ?? null,
+        reentry: headerString(message.headers, 'kairos-event-type') === JOB_REENTERED,
+        kafkaAtMs: Number(message.timestamp),
+      };
     }),
   );
-  return decoded.filter((e) => e !== undefined);
+  const events: DecodedEvent[] = [];
+  for (const e of decoded) {
+    if (e === undefined) continue;
+    if ('refused' in e) await deps.dead.setAside({ topic, partition, message: e.message }, e.refused);
+    else events.push(e);
+  }
+  return events;
+}
+
+/** The verdict on an event with a field out of range, or undefined if it has none. */
+function outOfRange(event: JobEventRecord, schemaId: number): DeadRecordVerdict | undefined {
+  const problems = jobEventProblems(event);
+  if (problems.length === 0) return undefined;
+  return {
+    reason: 'INVALID_FIELD',
+    message: `job event out of range: ${describeProblems(problems)}`,
+    fields: problems,
+    schemaId,
+  };
 }
 
 async function apply(

@@ -74,8 +74,9 @@ export class JobEventsConsumer extends LifecycleService {
     });
   }
 
-  protected onStop(): Promise<void> {
-    return this.#consumer.disconnect();
+  protected async onStop(): Promise<void> {
+    await this.#consumer.disconnect();
+    await this.#o.applier.dead.stop();
   }
 
   async #batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {

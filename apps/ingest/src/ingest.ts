@@ -5,6 +5,7 @@ import {
   groupMemberConfig,
   headerString,
   HEADERS,
+  RecordDecoder,
   setCompatibility,
   valueSubject,
 } from '@kairos/kafka';
@@ -16,7 +17,6 @@ import { RequestApplier, type Pending } from './apply.js';
 import { compileIngestOptions, type CompiledIngestOptions, type IngestOptions } from './options.js';
 import { outcomeRecord } from './outcomes.js';
 import { commandName, mapRequest } from './request-commands.js';
-import { RequestDecoder } from './request-decoder.js';
 import { fieldsRejection, rejectionRecord, type Rejection } from './rejections.js';
 import { tenantRefusal } from './tenant-policy.js';
 
@@ -69,7 +69,7 @@ export class Ingest extends LifecycleService {
   readonly #consumer: Consumer;
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
-  readonly #decoder: RequestDecoder;
+  readonly #decoder: RecordDecoder<ScheduleRequestRecord>;
   readonly #applier: RequestApplier;
   readonly #answers: AnswerWriter;
   readonly #stats: IngestStats = { accepted: 0, duplicates: 0, rejected: {}, retries: 0 };
@@ -98,7 +98,11 @@ export class Ingest extends LifecycleService {
       topics: this.#o.topics,
       groupId: this.#o.groupId,
     });
-    this.#decoder = new RequestDecoder(this.#o.registry, valueSubject(this.#o.topics.scheduleRequests));
+    this.#decoder = new RecordDecoder(
+      this.#o.registry,
+      this.#o.topics.scheduleRequests,
+      SCHEMAS.scheduleRequest,
+    );
     this.#applier = new RequestApplier({
       commands: this.#o.commands,
       schedules: this.#o.schedules,
@@ -245,24 +249,24 @@ export class Ingest extends LifecycleService {
         w.rejection = { reason: d.reason, message: d.message, fields: [] };
         continue;
       }
-      const refused = tenantRefusal(d.request.tenant, w.message, this.#o.tenants, this.#o.tenantSources);
+      const refused = tenantRefusal(d.record.tenant, w.message, this.#o.tenants, this.#o.tenantSources);
       if (refused) {
-        w.decoded = { schemaId: d.schemaId, command: commandName(d.request), request: d.request };
+        w.decoded = { schemaId: d.schemaId, command: commandName(d.record), request: d.record };
         w.rejection = refused;
         continue;
       }
-      const mapped = mapRequest(d.request);
+      const mapped = mapRequest(d.record);
       if (!mapped.ok) {
-        w.decoded = { schemaId: d.schemaId, command: mapped.name, request: d.request };
+        w.decoded = { schemaId: d.schemaId, command: mapped.name, request: d.record };
         w.rejection = fieldsRejection(mapped.fields);
         continue;
       }
       w.decoded = {
         schemaId: d.schemaId,
         command: mapped.command.name,
-        request: d.request,
+        request: d.record,
         pending: {
-          request: d.request,
+          request: d.record,
           command: mapped.command,
           traceparent: validTraceparent(headerString(w.message.headers, HEADERS.traceparent)),
           failures: 0,

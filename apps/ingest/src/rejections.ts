@@ -1,11 +1,6 @@
 import { isKairosError, type FieldError } from '@kairos/core';
-import type {
-  OriginalHeaderRecord,
-  RejectionReason,
-  ScheduleRequestRecord,
-  ScheduleRequestRejectionRecord,
-} from '@kairos/schemas';
-import type { IHeaders, KafkaMessage } from 'kafkajs';
+import { sourceFields, withSizeNote, type RecordSource } from '@kairos/kafka';
+import type { RejectionReason, ScheduleRequestRecord, ScheduleRequestRejectionRecord } from '@kairos/schemas';
 
 /** Why a request is not applied, as its rejection event says it. */
 export interface Rejection {
@@ -62,11 +57,7 @@ export function commandRejection(err: unknown, subject: 'job' | 'schedule' = 'jo
 }
 
 /** Where a rejected request was read from. */
-export interface Source {
-  readonly topic: string;
-  readonly partition: number;
-  readonly message: KafkaMessage;
-}
+export type Source = RecordSource;
 
 /**
  * Original values above this are left out of rejections (the message says so): with its own
@@ -90,11 +81,7 @@ export function rejectionRecord(
   now: Date,
 ): ScheduleRequestRejectionRecord {
   const { topic, partition, message } = source;
-  const value = message.value ?? null;
-  const tooLarge = value !== null && value.length > MAX_ORIGINAL_VALUE_BYTES;
-  const text = tooLarge
-    ? `${rejection.message} (the original value, ${value.length} bytes, is too large to include)`
-    : rejection.message;
+  const text = withSizeNote(rejection.message, source, MAX_ORIGINAL_VALUE_BYTES);
   const copied = (s: string | undefined) => (s === undefined ? null : clip(s, MAX_COPIED_CHARS));
   return {
     rejection_id: `${topic}/${partition}/${message.offset}`,
@@ -108,23 +95,7 @@ export function rejectionRecord(
     tenant: copied(decoded?.request.tenant),
     command: copied(decoded?.command),
     schema_id: schemaId,
-    source_topic: topic,
-    source_partition: partition,
-    source_offset: Number(message.offset),
-    source_timestamp: Number(message.timestamp),
-    original_key: message.key ?? null,
-    original_headers: headerRecords(message.headers),
-    original_value: tooLarge ? null : value,
+    ...sourceFields(source, MAX_ORIGINAL_VALUE_BYTES),
     rejected_at: now.getTime(),
   };
-}
-
-function headerRecords(headers: IHeaders | undefined): OriginalHeaderRecord[] {
-  const out: OriginalHeaderRecord[] = [];
-  for (const [key, raw] of Object.entries(headers ?? {})) {
-    for (const v of Array.isArray(raw) ? raw : [raw]) {
-      out.push({ key, value: v === undefined || v === null ? null : Buffer.from(v) });
-    }
-  }
-  return out;
 }

@@ -1,11 +1,11 @@
 import { dlqOutboxRow, jobEventOutboxRow } from '@kairos/commands';
 import {
+  applyIsolatingFaults,
   CANARY_TENANT,
   classifyError,
   decideRetry,
   GroupCommit,
   isFailureClass,
-  isKairosError,
   Lifecycle,
   LifecycleService,
   retryOnSerialization,
@@ -32,14 +32,24 @@ import {
   type RetryRecord,
   type StartRecord,
 } from '@kairos/db';
-import { groupMemberConfig, headerString, HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
+import {
+  DeadRecords,
+  groupMemberConfig,
+  headerString,
+  HEADERS,
+  RecordDecoder,
+  type AvroCodec,
+  type DeadRecordVerdict,
+  type TopicNames,
+} from '@kairos/kafka';
 import { createTrackerMetrics, silentLogger, type Logger, type TrackerMetrics } from '@kairos/observability';
-import type { TaskResultRecord } from '@kairos/schemas';
+import { SCHEMAS, type TaskResultRecord } from '@kairos/schemas';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Canary, CanaryOptions } from './canary.js';
 import type { JobGaugesOptions } from './job-gauges.js';
 import type { OutboxHeartbeat, OutboxHeartbeatOptions } from './outbox-heartbeat.js';
 import { observeHops } from './result-hops.js';
+import { decodeResults, reportsOf, type AcceptedResult } from './result-records.js';
 import { endRecordSpans, startRecordSpans, type TracedOutcome } from './result-spans.js';
 import type { ScheduleGenerator, ScheduleGeneratorOptions } from './schedule-generator.js';
 import type { ScheduleSla, ScheduleSlaOptions } from './schedule-sla.js';
@@ -140,6 +150,10 @@ export class Tracker extends LifecycleService {
   /** The results consumer, then the generator (stopped first). */
   readonly #life: Lifecycle;
   readonly #group: GroupCommit<Reports, true>;
+  /** Reads kairos.task-results as TaskResult records of the current schema (older ones resolved). */
+  readonly #decoder: RecordDecoder<TaskResultRecord>;
+  /** Where a result that can never be applied goes, with its reason. */
+  readonly #dead: DeadRecords;
 
   constructor(options: TrackerOptions) {
     super('tracker');
@@ -152,9 +166,22 @@ export class Tracker extends LifecycleService {
         ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       }),
     );
+    const groupId = options.groupId ?? 'kairos-tracker';
+    this.#decoder = new RecordDecoder(options.codec.registry, options.topics.taskResults, SCHEMAS.taskResult);
+    this.#dead = new DeadRecords({
+      kafka: options.kafka,
+      codec: options.codec,
+      topic: options.topics.deadRecords,
+      consumer: groupId,
+      log: this.#log,
+      onSetAside: (topic, reason) => this.metrics.deadRecords.inc({ topic, reason }),
+    });
     const consumer = new Lifecycle('tracker consumer', {
       start: () => this.#startConsumer(),
-      stop: () => this.#consumer.disconnect(),
+      stop: async () => {
+        await this.#consumer.disconnect();
+        await this.#dead.stop();
+      },
     });
     const parts = trackerParts(options, this.metrics, this.#log);
     this.generator = parts.generator;
@@ -218,61 +245,35 @@ export class Tracker extends LifecycleService {
       // Batches of different partitions touch different jobs: taken in parallel, written together.
       partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch, heartbeat }) => {
-        const { starts, results, decoded, outcomes } = await this.#decode(batch.topic, batch.messages);
-        const spans = startRecordSpans(outcomes);
+        const source = (message: KafkaMessage) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          message,
+        });
+        const { accepted, refused } = await decodeResults(this.#decoder, batch.messages);
+        for (const r of refused) await this.#dead.setAside(source(r.message), r.verdict);
+        const spans = startRecordSpans(tracedOutcomes(accepted));
         try {
-          await this.#group.add({ starts, results });
+          // One record PostgreSQL refuses as data is set aside; the batch's others are applied.
+          await applyIsolatingFaults(
+            accepted,
+            (some) => this.#group.add(reportsOf(some)).then(() => undefined),
+            (err) => classifyError(err).class === 'invalid',
+            (r, err) => this.#dead.setAside(source(r.message), unapplicable(err)),
+          );
         } catch (err) {
           endRecordSpans(spans, err);
           throw err;
         }
         endRecordSpans(spans);
+        const decoded = accepted.map((r) => r.record);
         observeHops(this.metrics.hops, decoded, Date.now());
-        this.#log.debug({ starts: starts.length, results: results.length }, 'applied');
-        this.#o.onApplied?.(starts.length, results.length);
+        const applied = reportsOf(accepted);
+        this.#log.debug({ starts: applied.starts.length, results: applied.results.length }, 'applied');
+        this.#o.onApplied?.(applied.starts.length, applied.results.length);
         await heartbeat();
       },
     });
-  }
-
-  /**
-   * A batch's reports: starts and outcomes. A start whose attempt's outcome is in the same batch
-   * is dropped, since the outcome records the start too (one write per job instead of two).
-   */
-  async #decode(
-    topic: string,
-    messages: readonly KafkaMessage[],
-  ): Promise<{
-    starts: StartRecord[];
-    results: ResultRecord[];
-    decoded: TaskResultRecord[];
-    outcomes: TracedOutcome[];
-  }> {
-    const decoded: TaskResultRecord[] = [];
-    const outcomes: TracedOutcome[] = [];
-    for (const m of messages) {
-      if (!m.value) continue;
-      try {
-        const result = (await this.#o.codec.decode(topic, m.value)) as TaskResultRecord;
-        decoded.push(result);
-        if (result.outcome !== 'STARTED')
-          outcomes.push({ result, traceparent: headerString(m.headers, HEADERS.traceparent) });
-      } catch (err) {
-        if (!isKairosError(err, 'UNDECODABLE')) throw err; // registry down: the batch is retried
-        this.#log.error({ err, topic, offset: m.offset }, 'undecodable message skipped');
-      }
-    }
-    const finished = new Set(
-      decoded.filter((r) => r.outcome !== 'STARTED').map((r) => `${r.job_id}/${r.fence}`),
-    );
-    return {
-      starts: decoded
-        .filter((r) => r.outcome === 'STARTED' && !finished.has(`${r.job_id}/${r.fence}`))
-        .map(toStart),
-      results: decoded.flatMap((r) => (r.outcome === 'STARTED' ? [] : [toResult(r, r.outcome)])),
-      decoded,
-      outcomes,
-    };
   }
 
   /** Reports in one transaction, redone from the start if it lost a race PostgreSQL reports as retriable. */
@@ -432,37 +433,14 @@ export class Tracker extends LifecycleService {
   }
 }
 
-function toStart(r: TaskResultRecord): StartRecord {
-  return {
-    jobId: r.job_id,
-    fence: r.fence,
-    attempt: r.attempt,
-    epoch: r.epoch,
-    workerId: r.worker_id,
-    startedAt: new Date(r.started_at),
-  };
+/** The outcomes among accepted results, with the trace context each arrived in. */
+function tracedOutcomes(accepted: readonly AcceptedResult[]): TracedOutcome[] {
+  return accepted
+    .filter((r) => r.record.outcome !== 'STARTED')
+    .map((r) => ({ result: r.record, traceparent: headerString(r.message.headers, HEADERS.traceparent) }));
 }
 
-/** Results of workers older than failure classes carry none: ambiguous, the safe default. */
-function failureClassOf(r: TaskResultRecord): FailureClass {
-  const declared: unknown = r.error?.failure_class;
-  return isFailureClass(declared) ? declared : 'ambiguous';
-}
-
-function toResult(r: TaskResultRecord, outcome: ResultRecord['outcome']): ResultRecord {
-  return {
-    jobId: r.job_id,
-    dueAt: new Date(r.due_at),
-    fence: r.fence,
-    attempt: r.attempt,
-    epoch: r.epoch,
-    outcome,
-    errorClass: r.error?.error_class ?? null,
-    errorMessage: r.error?.message ?? null,
-    failureClass: r.outcome === 'FAILED' ? failureClassOf(r) : null,
-    retryAfterMs: r.error?.retry_after_ms ?? null,
-    workerId: r.worker_id,
-    startedAt: new Date(r.started_at),
-    finishedAt: new Date(r.finished_at),
-  };
+/** The verdict on a record PostgreSQL refused as data (an error of class invalid). */
+function unapplicable(err: unknown): DeadRecordVerdict {
+  return { reason: 'UNAPPLICABLE', message: `PostgreSQL refused the record: ${String(err)}` };
 }

@@ -34,6 +34,7 @@ export * from './idle-backoff.js';
 export * from './poll-loop.js';
 export * from './lifecycle.js';
 export * from './group-commit.js';
+export * from './isolate-faults.js';
 export * from './tls-options.js';
 export * from './job-search.js';
 export * from './zod-errors.js';

@@ -57,6 +57,11 @@ export class AvroCodec {
     this.#client = client;
   }
 
+  /** The registry client it reads and registers through (a RecordDecoder shares it). */
+  get registry(): Client {
+    return this.#client;
+  }
+
   /** Serializes `value` with `schema`, registering the schema under `<topic>-value` on first use. */
   async encode(topic: string, schema: AvroSchema, value: unknown): Promise<Buffer> {
     const { id, type } = await this.#writer(topic, schema);

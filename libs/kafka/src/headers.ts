@@ -30,3 +30,16 @@ export function headerString(
   if (value === undefined || value === null) return undefined;
   return typeof value === 'string' ? value : value.toString('utf8');
 }
+
+/** Kafka headers as a list of key and bytes, each value of a repeated header its own entry. */
+export function headerList(
+  headers: Readonly<Record<string, Buffer | string | null | (Buffer | string)[] | undefined>> | undefined,
+): { key: string; value: Buffer | null }[] {
+  const out: { key: string; value: Buffer | null }[] = [];
+  for (const [key, raw] of Object.entries(headers ?? {})) {
+    for (const v of Array.isArray(raw) ? raw : [raw]) {
+      out.push({ key, value: v === undefined || v === null ? null : Buffer.from(v) });
+    }
+  }
+  return out;
+}

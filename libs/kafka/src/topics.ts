@@ -50,6 +50,8 @@ export interface TopicNames {
   readonly taskResults: string;
   /** The outbox connector's heartbeats (their insert time, ms, as text): outbox publication lag. */
   readonly heartbeat: string;
+  /** Records of internal topics their consumer could not apply, with the reason (dead-record.avsc). */
+  readonly deadRecords: string;
   tasks(resourceClass: string): string;
   dlq(resourceClass: string): string;
 }
@@ -62,6 +64,7 @@ export function topicNames(prefix = ''): TopicNames {
     jobEvents: `${prefix}kairos.job-events`,
     taskResults: `${prefix}kairos.task-results`,
     heartbeat: `${prefix}kairos.heartbeat`,
+    deadRecords: `${prefix}kairos.dead-records`,
     tasks: (rc) => `${prefix}kairos.tasks.${assertResourceClass(rc)}`,
     dlq: (rc) => `${prefix}kairos.dlq.${assertResourceClass(rc)}`,
   };
@@ -116,6 +119,12 @@ export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
       partitions: 1,
       configs: { 'retention.ms': String(HOUR_MS) },
       purpose: "Debezium's heartbeat action (an outbox row every 5 s) → tracker: outbox publication lag",
+    },
+    {
+      name: names.deadRecords,
+      partitions: 1,
+      configs: { 'retention.ms': String(90 * DAY_MS) },
+      purpose: 'delay-tier, tracker → operators: internal records set aside as unappliable, with the reason',
     },
   ];
   for (const rc of classes) {

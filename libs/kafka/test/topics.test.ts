@@ -11,6 +11,7 @@ describe('topic catalogue', () => {
       'x.kairos.job-events',
       'x.kairos.task-results',
       'x.kairos.heartbeat',
+      'x.kairos.dead-records',
       'x.kairos.tasks.critical',
       'x.kairos.dlq.critical',
       'x.kairos.tasks.gpu',

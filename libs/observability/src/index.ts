@@ -8,6 +8,7 @@ export {
   type Registry,
 } from './metrics.js';
 export { createTrackerMetrics, type TrackerMetrics } from './tracker-metrics.js';
+export { createDeadRecordMetric, type DeadRecordMetric } from './dead-record-metrics.js';
 export { createIngestMetrics, type IngestMetrics } from './ingest-metrics.js';
 export { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
 export { createWatchMetrics, type WatchMetrics, type WatchdogFinding } from './watch-metrics.js';

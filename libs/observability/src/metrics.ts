@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cappedLabel } from './capped-label.js';
+import { createDeadRecordMetric, type DeadRecordMetric } from './dead-record-metrics.js';
 import { createHopMetrics, LAG_BUCKETS, type HopLagMetric } from './hop-metrics.js';
 
 export { OTHER_TENANT } from './capped-label.js';
@@ -41,6 +42,8 @@ export interface DelayTierMetrics {
   readonly rateLimited: Counter<'resource_class'>;
   /** Runs of schedules skipped by their overlap policy or a pause. */
   readonly schedules: ScheduleMetrics;
+  /** Job events set aside as unappliable (kairos_dead_records_total). */
+  readonly deadRecords: DeadRecordMetric;
   /** Drops every series of a partition (call when the partition is revoked). */
   forgetPartition(partition: number): void;
   /** The registry in Prometheus text format. */
@@ -140,6 +143,7 @@ export function createDelayTierMetrics(options: DelayTierMetricsOptions = {}): D
     expired,
     rateLimited,
     schedules: createScheduleMetrics(owned, options.scheduleLabelLimit),
+    deadRecords: createDeadRecordMetric(owned),
     forgetPartition(partition) {
       for (const metric of partitionMetrics) metric.remove({ partition });
     },

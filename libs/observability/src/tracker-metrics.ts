@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { createCanaryMetrics, type CanaryMetrics } from './canary-metrics.js';
 import { cappedLabel } from './capped-label.js';
+import { createDeadRecordMetric, type DeadRecordMetric } from './dead-record-metrics.js';
 import { createHopMetrics, type HopLagMetric } from './hop-metrics.js';
 import { createWatchMetrics, type WatchMetrics } from './watch-metrics.js';
 import { createScheduleMetrics, type ScheduleMetrics } from './schedule-metrics.js';
@@ -13,6 +14,8 @@ export interface TrackerMetrics {
   readonly results: Counter<'outcome'>;
   readonly retriesScheduled: Counter;
   readonly deadLettered: Counter<'resource_class'>;
+  /** Result records set aside as unappliable (kairos_dead_records_total). */
+  readonly deadRecords: DeadRecordMetric;
   /** The canary's, when the tracker runs it (registered either way: an absent series is not a 0). */
   readonly canary: CanaryMetrics;
   /** The watchdog's findings and repairs, and the gauges of jobs by state, overdue, forecast and lag. */
@@ -62,6 +65,7 @@ export function createTrackerMetrics(scheduleLabelLimit = 100): TrackerMetrics {
     results,
     retriesScheduled,
     deadLettered,
+    deadRecords: createDeadRecordMetric(registry),
     canary: createCanaryMetrics(registry),
     watch: createWatchMetrics(registry),
     hops: createHopMetrics(registry, cappedLabel(100)),

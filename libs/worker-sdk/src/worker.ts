@@ -6,12 +6,15 @@ import {
   HandoffConsumer,
   headerString,
   HEADERS,
+  describeProblems,
+  RecordDecoder,
+  taskDispatchProblems,
   topicNames,
   type Assignment,
 } from '@kairos/kafka';
 import { createRedis, Leases } from '@kairos/redis';
 import type { RedisClient } from '@kairos/redis';
-import type { TaskDispatchRecord } from '@kairos/schemas';
+import { SCHEMAS, type TaskDispatchRecord } from '@kairos/schemas';
 import type { KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
 import { Heartbeats } from './attempt-lease.js';
@@ -77,6 +80,8 @@ export class Worker extends LifecycleService {
   readonly #consumer: HandoffConsumer;
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
+  /** Per task topic: reads its values as TaskDispatch records of the current schema. */
+  readonly #decoders = new Map<string, RecordDecoder<TaskDispatchRecord>>();
   readonly #redis: RedisClient;
   readonly #admission: Admission;
   readonly #metrics: WorkerMetrics;
@@ -289,7 +294,11 @@ export class Worker extends LifecycleService {
     this.#pool.submit(task);
   }
 
-  /** The task of a message; 'undecodable' if it never can be; undefined once not ours to run. */
+  /**
+   * The task of a message; 'undecodable' if it never can be run (it does not decode, is not a
+   * TaskDispatch, or has a field out of range: skipped, logged with every failing field, so the
+   * partition moves on); undefined once not ours to run.
+   */
   async #decode(
     w: PartitionWatermark,
     topic: string,
@@ -298,19 +307,29 @@ export class Worker extends LifecycleService {
     const where = { topic, partition: w.partition, offset: message.offset };
     for (;;) {
       try {
-        return (await this.#codec.decode(topic, message.value ?? Buffer.alloc(0))) as TaskDispatchRecord;
+        const d = await this.#decoderOf(topic).decode(message.value);
+        const problems = d.ok ? taskDispatchProblems(d.record) : [];
+        if (d.ok && problems.length === 0) return d.record;
+        const why = d.ok ? `out of range: ${describeProblems(problems)}` : `${d.reason}: ${d.message}`;
+        this.#o.logger.error({ ...where, problems }, `task skipped, it can never run (${why})`);
+        return 'undecodable';
       } catch (err) {
-        if (isKairosError(err, 'UNDECODABLE')) {
-          // A value that can never decode cannot be run; skipping keeps the partition moving.
-          this.#o.logger.error({ err, ...where }, 'undecodable task skipped');
-          return 'undecodable';
-        }
+        if (!isKairosError(err, 'DEPENDENCY_UNAVAILABLE')) throw err;
         // The registry is unreachable: not this task's fault; it is decoded again shortly.
         this.#o.logger.warn({ err, ...where }, 'task not decoded yet; retrying');
       }
       await sleep(DECODE_RETRY_MS);
       if (this.#stopping || w.revoked) return undefined;
     }
+  }
+
+  #decoderOf(topic: string): RecordDecoder<TaskDispatchRecord> {
+    let decoder = this.#decoders.get(topic);
+    if (!decoder) {
+      decoder = new RecordDecoder(this.#codec.registry, topic, SCHEMAS.taskDispatch);
+      this.#decoders.set(topic, decoder);
+    }
+    return decoder;
   }
 
   #taskEnded(task: TakenTask, end: TaskEnd): void {

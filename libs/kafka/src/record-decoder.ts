@@ -1,17 +1,14 @@
 import { KairosError } from '@kairos/core';
-import {
-  isTransientRegistryError,
-  RestError,
-  wireSchemaId,
-  type RegistryClient as Client,
-} from '@kairos/kafka';
-import { SCHEMAS, type ScheduleRequestRecord } from '@kairos/schemas';
 import avro from 'avsc';
+import { valueSubject, wireSchemaId, type AvroSchema } from './avro.js';
+import { isTransientRegistryError } from './kafka-errors.js';
+import { RestError, type RegistryClient as Client } from './registry.js';
 
+/** Why a value cannot be read as the topic's record. */
 export type DecodeFailureReason = 'UNDECODABLE' | 'UNKNOWN_SCHEMA' | 'WRONG_SCHEMA';
 
-export type Decoded =
-  | { readonly ok: true; readonly schemaId: number; readonly request: ScheduleRequestRecord }
+export type Decoded<T> =
+  | { readonly ok: true; readonly schemaId: number; readonly record: T }
   | {
       readonly ok: false;
       readonly reason: DecodeFailureReason;
@@ -28,25 +25,30 @@ type Verdict =
 const MAX_CACHED_VERDICTS = 1000;
 
 /**
- * Decodes schedule requests, telling apart why one cannot be read: not the Confluent wire format
- * or an Avro body that does not decode (UNDECODABLE), a schema id the registry does not know
- * (UNKNOWN_SCHEMA), a schema that is not a version of `<topic>-value` or cannot be read as the
- * current one (WRONG_SCHEMA). Values written with any registered version are resolved into this
- * build's schema (Avro schema resolution), so older producers keep working. A registry that does
+ * Decodes the values of one topic as its record type `T`, telling apart why one cannot be read:
+ * not the Confluent wire format or an Avro body that does not decode (UNDECODABLE), a schema id
+ * the registry does not know (UNKNOWN_SCHEMA), a schema that is not a version of `<topic>-value`
+ * or cannot be read as the reader schema (WRONG_SCHEMA). Values written with any registered
+ * version are resolved into the reader schema (Avro schema resolution), so older writers keep
+ * working and a record of another topic's schema never passes for this one. A registry that does
  * not answer is a KairosError DEPENDENCY_UNAVAILABLE: nobody's fault, the caller retries.
+ * `T` must be the TS view of `reader` (@kairos/schemas pairs them).
  */
-export class RequestDecoder {
+export class RecordDecoder<T> {
   readonly #registry: Client;
   readonly #subject: string;
-  readonly #reader = avro.Type.forSchema(SCHEMAS.scheduleRequest as avro.Schema);
+  readonly #reader: avro.Type;
   readonly #verdicts = new Map<number, Verdict>();
 
-  constructor(registry: Client, subject: string) {
+  constructor(registry: Client, topic: string, reader: AvroSchema) {
     this.#registry = registry;
-    this.#subject = subject;
+    this.#subject = valueSubject(topic);
+    this.#reader = avro.Type.forSchema(
+      (typeof reader === 'string' ? JSON.parse(reader) : reader) as avro.Schema,
+    );
   }
 
-  async decode(value: Buffer | null): Promise<Decoded> {
+  async decode(value: Buffer | null): Promise<Decoded<T>> {
     const schemaId = value ? wireSchemaId(value) : undefined;
     if (!value || schemaId === undefined) {
       return {
@@ -69,7 +71,7 @@ export class RequestDecoder {
     }
     if (!verdict.ok) return { ok: false, reason: 'WRONG_SCHEMA', schemaId, message: verdict.message };
     try {
-      return { ok: true, schemaId, request: verdict.read(value.subarray(5)) as ScheduleRequestRecord };
+      return { ok: true, schemaId, record: verdict.read(value.subarray(5)) as T };
     } catch (err) {
       return {
         ok: false,
