@@ -1,4 +1,4 @@
-import { CANARY_TYPE, isKairosError, LifecycleService, validTraceparent } from '@kairos/core';
+import { CANARY_TYPE, LifecycleService, validTraceparent } from '@kairos/core';
 import {
   AvroCodec,
   createKafka,
@@ -314,8 +314,8 @@ export class Worker extends LifecycleService {
         this.#o.logger.error({ ...where, problems }, `task skipped, it can never run (${why})`);
         return 'undecodable';
       } catch (err) {
-        if (!isKairosError(err, 'DEPENDENCY_UNAVAILABLE')) throw err;
-        // The registry is unreachable: not this task's fault; it is decoded again shortly.
+        // The registry is unreachable (DEPENDENCY_UNAVAILABLE), or something unforeseen: not this
+        // task's fault, and #intake is not awaited (a throw would end the process): decoded again shortly.
         this.#o.logger.warn({ err, ...where }, 'task not decoded yet; retrying');
       }
       await sleep(DECODE_RETRY_MS);
