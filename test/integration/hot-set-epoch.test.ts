@@ -170,6 +170,7 @@ test('a higher-version cancel removes a scheduled job; a replayed older schedule
   const redis = ns.redis();
   const hot = new HotSet(redis);
   await hot.setEpoch(P, 1);
+  await hot.restoreAttempts(P, 1, []);
   const now = await hot.serverTimeMs();
   const v1 = job('x', now - 1000, 1);
   expect(await hot.schedule(P, 1, v1)).toBe('added');
@@ -303,6 +304,7 @@ test('an acknowledged version is retired: a late hydration or replay of it never
   const hot = new HotSet(redis);
   const leases = new Leases(redis);
   await hot.setEpoch(P, 1);
+  await hot.restoreAttempts(P, 1, []);
   const now = await hot.serverTimeMs();
   const v1 = job('x', now - 1000, 1);
   expect(await hot.schedule(P, 1, v1)).toBe('added');
@@ -313,7 +315,9 @@ test('an acknowledged version is retired: a late hydration or replay of it never
   expect(await hot.schedule(P, 1, v1)).toBe('ignored');
   expect(await hot.size(P)).toEqual({ due: 0, inflight: 0 });
   // The worker that received v1 claims its lease: retired is not cancelled.
-  expect(await leases.claim({ jobId: 'x', shard: P, fence: 1, version: 1 }, 'w1', 10_000)).toBe('OK');
+  expect(await leases.claim({ jobId: 'x', shard: P, fence: 1, version: 1, epoch: 1 }, 'w1', 10_000)).toBe(
+    'OK',
+  );
   // A retry (v2) is a new version: added, popped, and a cancel of it (v3) still applies.
   expect(await hot.schedule(P, 1, job('x', now - 500, 2))).toBe('added');
   expect(await hot.cancel(P, 1, 'x', 3)).toBe(true);

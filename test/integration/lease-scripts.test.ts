@@ -1,11 +1,33 @@
 import { expect, test } from 'vitest';
-import { Leases, partitionKeys, type AttemptRef } from '@kairos/redis';
+import { HotSet, Leases, partitionKeys, type ClaimRef } from '@kairos/redis';
 import { useNamespace } from '../support/namespace.js';
 
-const attempt = (fence: number): AttemptRef => ({ jobId: 'job-1', shard: 2, fence, version: 1 });
+type Redis = ReturnType<Awaited<ReturnType<typeof useNamespace>>['redis']>;
+
+const attempt = (fence: number, epoch = 1): ClaimRef => ({
+  jobId: 'job-1',
+  shard: 2,
+  fence,
+  version: 1,
+  epoch,
+});
+
+/** What the delay tier does when it takes a partition whose attempts Redis does not hold. */
+async function restore(
+  redis: Redis,
+  epoch: number,
+  shards: readonly number[],
+  queued: { jobId: string; fence: number }[] = [],
+) {
+  const hot = new HotSet(redis);
+  for (const shard of shards) {
+    await redis.set(partitionKeys('', shard).epoch, epoch);
+    await hot.restoreAttempts(shard, epoch, queued);
+  }
+}
 
 /** Deletes every key of the namespace: what a Redis restart or FLUSHALL does to it. */
-async function loseEverything(redis: ReturnType<Awaited<ReturnType<typeof useNamespace>>['redis']>) {
+async function loseEverything(redis: Redis) {
   const prefix = redis.options.keyPrefix ?? '';
   // KEYS takes its pattern as is (no prefix added) and returns full names; DEL adds the prefix.
   const keys = await redis.keys(`${prefix}*`);
@@ -16,6 +38,7 @@ test('a claimed attempt is renewed and released; a newer fence makes the older w
   const ns = await useNamespace('lease-scripts');
   const redis = ns.redis();
   const leases = new Leases(redis);
+  await restore(redis, 1, [2]);
   expect(await leases.claim(attempt(1), 'w1', 10_000)).toBe('OK');
   expect(await leases.claim(attempt(1), 'w2', 10_000)).toBe('BUSY');
   expect(await leases.renew(attempt(1), 'w1', 10_000)).toBe('OK');
@@ -32,6 +55,7 @@ test('Redis losing its data does not make a running worker a zombie', async () =
   const ns = await useNamespace('lease-scripts-loss');
   const redis = ns.redis();
   const leases = new Leases(redis);
+  await restore(redis, 1, [2]);
   expect(await leases.claim(attempt(1), 'w1', 10_000)).toBe('OK');
   await loseEverything(redis);
   // Its heartbeat holds the attempt again (and the reaper sees its lease again)...
@@ -57,7 +81,14 @@ test('batched lease calls: one pipeline, one script call per partition, each att
   const ns = await useNamespace('lease-scripts-batch');
   const redis = ns.redis();
   const leases = new Leases(redis);
-  const a = (jobId: string, shard: number, fence = 1): AttemptRef => ({ jobId, shard, fence, version: 1 });
+  const a = (jobId: string, shard: number, fence = 1): ClaimRef => ({
+    jobId,
+    shard,
+    fence,
+    version: 1,
+    epoch: 1,
+  });
+  await restore(redis, 1, [1, 4]);
   expect(await leases.claim(a('held', 1), 'w2', 10_000)).toBe('OK');
   const values = (settled: PromiseSettledResult<string>[]) =>
     settled.map((s) => (s.status === 'fulfilled' ? s.value : `error ${String(s.reason)}`));
@@ -76,5 +107,53 @@ test('batched lease calls: one pipeline, one script call per partition, each att
   expect(values(await leases.releaseMany(releases, 'w1'))).toEqual(['OK', 'OK', 'ZOMBIE']);
   expect(values(await leases.claimMany([a('j1', 1), a('j2', 4)], 'w4', 10_000))).toEqual(['DONE', 'OK']);
   expect(await leases.claimMany([], 'w1', 10_000)).toEqual([]);
+  await redis.quit();
+});
+
+test('after Redis lost a partition, a task it no longer knows waits for the restore, then runs only if it was still waiting', async () => {
+  const ns = await useNamespace('lease-scripts-restore');
+  const redis = ns.redis();
+  const leases = new Leases(redis);
+  await restore(redis, 1, [2]);
+  const task = (jobId: string, fence: number, epoch: number): ClaimRef => ({
+    jobId,
+    shard: 2,
+    fence,
+    version: 1,
+    epoch,
+  });
+  // Under epoch 1: 'done' finished, 'waiting' was dispatched and not claimed yet.
+  expect(await leases.claim(task('done', 1, 1), 'w1', 10_000)).toBe('OK');
+  expect(await leases.release(task('done', 1, 1), 'w1', true)).toBe('OK');
+  await loseEverything(redis);
+  // Nothing is known until the owner restored the partition: every claim waits, none runs.
+  expect(await leases.claim(task('done', 1, 1), 'w2', 10_000)).toBe('WAIT');
+  expect(await leases.claim(task('waiting', 1, 1), 'w2', 10_000)).toBe('WAIT');
+  expect(await redis.exists(partitionKeys('', 2).attempt('done'))).toBe(0);
+  // The owner takes epoch 2 and writes back what PostgreSQL holds as QUEUED: only 'waiting'.
+  await restore(redis, 2, [2], [{ jobId: 'waiting', fence: 1 }]);
+  expect(await leases.claim(task('done', 1, 1), 'w2', 10_000)).toBe('GONE');
+  expect(await leases.claim(task('waiting', 1, 1), 'w2', 10_000)).toBe('OK');
+  expect(await leases.claim(task('waiting', 1, 1), 'w3', 10_000)).toBe('BUSY');
+  // A task of the new epoch is claimed as ever; a restore that comes again writes nothing.
+  expect(await leases.claim(task('new', 1, 2), 'w2', 10_000)).toBe('OK');
+  expect(await new HotSet(redis).restoreAttempts(2, 2, [{ jobId: 'done', fence: 1 }])).toBe(0);
+  expect(await leases.claim(task('done', 1, 1), 'w2', 10_000)).toBe('GONE');
+  await redis.quit();
+});
+
+test('a worker whose claim Redis lost keeps its attempt when the restore wrote it back as waiting', async () => {
+  const ns = await useNamespace('lease-scripts-restore-held');
+  const redis = ns.redis();
+  const leases = new Leases(redis);
+  await restore(redis, 1, [2]);
+  expect(await leases.claim(attempt(1), 'w1', 10_000)).toBe('OK');
+  await loseEverything(redis);
+  // Its start had not reached PostgreSQL: the job was still QUEUED when the owner restored it.
+  await restore(redis, 2, [2], [{ jobId: 'job-1', fence: 1 }]);
+  expect(await leases.renew(attempt(1), 'w1', 10_000)).toBe('OK');
+  expect(await leases.claim(attempt(1), 'w2', 10_000)).toBe('BUSY');
+  expect(await leases.release(attempt(1), 'w1', true)).toBe('OK');
+  expect(await leases.claim(attempt(1), 'w2', 10_000)).toBe('DONE');
   await redis.quit();
 });

@@ -120,8 +120,9 @@ test('leases: one claim, renew and release call for attempts of every partition'
   const leases = new Leases(redis, { keyPrefix: PREFIX });
   const now = await hot.serverTimeMs();
   await Promise.all(partitions.map((p) => hot.setEpoch(p, 2)));
+  await Promise.all(partitions.map((p) => hot.restoreAttempts(p, 2, [])));
   await Promise.all(partitions.map((p) => hot.schedule(p, 2, job(p, 5, now + 60_000))));
-  const attempts = partitions.map((p) => ({ jobId: `j-${p}-5`, shard: p, fence: 1, version: 1 }));
+  const attempts = partitions.map((p) => ({ jobId: `j-${p}-5`, shard: p, fence: 1, version: 1, epoch: 2 }));
   const value = <T>(r: PromiseSettledResult<T>) => (r.status === 'fulfilled' ? r.value : String(r.reason));
   expect((await leases.claimMany(attempts, 'w1', 5000)).map(value)).toEqual(partitions.map(() => 'OK'));
   expect((await leases.renewMany(attempts, 'w1', 5000)).map(value)).toEqual(partitions.map(() => 'OK'));

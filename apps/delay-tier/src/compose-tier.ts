@@ -4,6 +4,7 @@ import type { DelayTierMetrics, Logger } from '@kairos/observability';
 import { HotSet, Leases, RateLimiter } from '@kairos/redis';
 import { SCHEMAS } from '@kairos/schemas';
 import type { Producer } from 'kafkajs';
+import { restoreAttempts } from './attempt-restore.js';
 import type { DelayTierOptions } from './delay-tier-options.js';
 import { DispatchLanes } from './dispatch-lanes.js';
 import { Hydrator } from './hydrator.js';
@@ -118,6 +119,7 @@ function partitionState({ o, log, metrics, notices }: Context): PartitionState {
   const ownership = new Ownership(o.pool, hot, o.instanceId, log, {
     rebuild: async (partition, epoch) => {
       const t0 = Date.now();
+      await restoreAttempts(o.pool, hot, log, partition, epoch);
       hydrator.reset(partition);
       const added = await hydrator.run(partition, epoch, lookahead.effectiveMs);
       metrics.hydrated.inc({ partition: String(partition) }, added);

@@ -1,5 +1,5 @@
 import { isKairosError } from '@kairos/core';
-import { partitionOwner, takePartitionEpoch, type Pool } from '@kairos/db';
+import { partitionOwner, retakePartitionEpoch, takePartitionEpoch, type Pool } from '@kairos/db';
 import type { Logger } from '@kairos/observability';
 import type { HotSet } from '@kairos/redis';
 
@@ -120,8 +120,7 @@ export class Ownership {
       (await this.#hot.currentEpoch(partition)) === undefined
     ) {
       this.#log.warn({ partition, epoch }, 'Redis lost the partition state; rebuilding it from PostgreSQL');
-      await this.#install(partition, epoch);
-      return;
+      if (await this.#retake(partition, epoch)) return;
     }
     this.#log.warn(
       { partition, epoch, owner: durable?.owner },
@@ -129,6 +128,23 @@ export class Ownership {
     );
     this.#epochs.delete(partition);
     this.#hooks.onRevoked?.(partition);
+  }
+
+  /**
+   * Takes a new epoch for a partition we own whose Redis state was lost: tasks dispatched before
+   * the loss carry an older epoch, which is how a worker's claim tells them from later ones (see
+   * restore-attempts.lua). Dispatches under the old epoch hold its row, so they committed first.
+   * False when another instance took the partition meanwhile.
+   */
+  async #retake(partition: number, held: number): Promise<boolean> {
+    const epoch = await retakePartitionEpoch(this.#pool, partition, this.#owner, held);
+    if (epoch === undefined) return false;
+    if (this.#epochs.get(partition) === undefined) return true; // revoked meanwhile: its next owner takes it
+    this.#epochs.set(partition, Promise.resolve(epoch));
+    this.#held.set(partition, epoch);
+    this.#hooks.onEpoch?.(partition, epoch);
+    await this.#install(partition, epoch);
+    return true;
   }
 
   /** Writes the epoch to Redis and rebuilds; under Redis OOM the partition goes PostgreSQL-only. */

@@ -227,3 +227,19 @@ export async function markQueued(
     [jobs.map((j) => j.jobId), jobs.map((j) => j.dueAt), dispatchedAt, epoch],
   );
 }
+
+/**
+ * The attempts of a shard dispatched and not started (QUEUED, with their fence): what a worker
+ * may still claim, written back to Redis after it lost the partition's state. From the live-jobs
+ * index (0011): as many rows as are in flight, never the history.
+ */
+export async function queuedAttempts(
+  db: Queryable,
+  shard: number,
+): Promise<{ jobId: string; fence: number }[]> {
+  const r = await db.query<{ id: string; fence: string }>(
+    `SELECT id, fence FROM jobs WHERE state = 'QUEUED' AND shard = $1`,
+    [shard],
+  );
+  return r.rows.map((row) => ({ jobId: row.id, fence: Number(row.fence) }));
+}

@@ -24,6 +24,27 @@ export async function takePartitionEpoch(
 }
 
 /**
+ * The owner of `epoch` takes the next epoch of its partition (Redis lost the partition's state),
+ * only while it still owns it at that epoch: a new owner that took it meanwhile keeps it.
+ * Returns the new epoch, or undefined when the partition was taken by then.
+ */
+export async function retakePartitionEpoch(
+  db: Pick<pg.Pool, 'query'>,
+  partition: number,
+  owner: string,
+  epoch: number,
+): Promise<number | undefined> {
+  const r = await db.query<{ epoch: number }>(
+    `UPDATE partition_epochs SET epoch = epoch + 1, updated_at = now()
+     WHERE partition = $1 AND owner = $2 AND epoch = $3
+     RETURNING epoch`,
+    [partition, owner, epoch],
+  );
+  const next = r.rows[0]?.epoch;
+  return next === undefined ? undefined : Number(next);
+}
+
+/**
  * Marks the partition PostgreSQL-only (since now, kept if already marked) or clears the mark, as
  * the owner of `epoch`: a stale owner's write changes nothing. Returns whether it was written.
  */

@@ -19,6 +19,7 @@ const VARIABLE_KEY_SCRIPTS = [
   'kairosLeaseRelease',
   'kairosRateTake',
   'kairosRateRefund',
+  'kairosRestoreAttempts',
 ];
 
 /**

@@ -109,6 +109,9 @@ function parsePop(raw: readonly (string | number)[]): PopResult {
   return { nowMs: Number(raw[0]), jobs, nextDueMs, reclaimAtMs: score(raw[1]) };
 }
 
+/** Attempt keys per restore-attempts call: a few ms of script each. */
+const RESTORE_CHUNK = 500;
+
 const SCHEDULE_OUTCOME: Record<number, ScheduleOutcome> = { 0: 'ignored', 1: 'added', 2: 'deferred' };
 
 /**
@@ -161,6 +164,47 @@ export class HotSet {
   async currentEpoch(partition: number): Promise<number | undefined> {
     const v = await this.#redis.get(this.keys(partition).epoch);
     return v === null ? undefined : Number(v);
+  }
+
+  /** Whether the partition's attempts were restored since Redis last lost them (restore-attempts.lua). */
+  async restored(partition: number): Promise<boolean> {
+    return (await this.#redis.exists(this.keys(partition).since)) === 1;
+  }
+
+  /**
+   * After Redis lost the partition's state: writes back the attempts PostgreSQL holds as dispatched
+   * and not started (those a worker may still claim), in chunks, then marks the partition restored
+   * under `epoch` (the owner's new one). Until then workers' claims of attempts Redis does not know
+   * wait; after, those of an older epoch are refused. Returns how many attempt keys were written.
+   */
+  async restoreAttempts(
+    partition: number,
+    epoch: number,
+    attempts: readonly { jobId: string; fence: number }[],
+  ): Promise<number> {
+    const k = this.keys(partition);
+    let written = 0;
+    for (let i = 0; i === 0 || i < attempts.length; i += RESTORE_CHUNK) {
+      const chunk = attempts.slice(i, i + RESTORE_CHUNK);
+      const last = i + RESTORE_CHUNK >= attempts.length;
+      try {
+        const n = await this.#redis.kairosRestoreAttempts(
+          2 + chunk.length,
+          k.epoch,
+          k.since,
+          ...chunk.map((a) => k.attempt(a.jobId)),
+          epoch,
+          this.#ttl,
+          last ? '1' : '0',
+          ...chunk.map((a) => a.fence),
+        );
+        if (n < 0) return written;
+        written += n;
+      } catch (err) {
+        rethrow(err, partition, epoch);
+      }
+    }
+    return written;
   }
 
   /** Puts one job into the partition's hot set (see applyEvents). */

@@ -24,6 +24,7 @@ export {
   Leases,
   type LeasesOptions,
   type AttemptRef,
+  type ClaimRef,
   type AttemptState,
   type ClaimOutcome,
   type RenewOutcome,

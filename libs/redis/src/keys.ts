@@ -10,6 +10,8 @@ export interface PartitionKeys {
   readonly jobs: string;
   readonly inflight: string;
   readonly epoch: string;
+  /** The epoch the partition's attempts were restored under after Redis lost them (restore-attempts.lua). */
+  readonly since: string;
   /** SET of the resource classes that have queues in this partition. */
   readonly classes: string;
   /** ZSET of running attempts' lease expiries. */
@@ -28,6 +30,7 @@ export function partitionKeys(prefix: string, partition: number): PartitionKeys 
     jobs: `${base}:jobs`,
     inflight: `${base}:inflight`,
     epoch: `${base}:epoch`,
+    since: `${base}:since`,
     classes: `${base}:classes`,
     leases: `${base}:leases`,
     version: (jobId) => `${base}:v:${jobId}`,

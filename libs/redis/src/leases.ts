@@ -20,6 +20,11 @@ export interface AttemptRef {
   readonly version: number;
 }
 
+/** An attempt as a worker claims it: also the epoch of the partition owner that dispatched it. */
+export interface ClaimRef extends AttemptRef {
+  readonly epoch: number;
+}
+
 export interface ReapResult {
   readonly reaped: { jobId: string; fence: number; workerId: string }[];
   /** Redis time of the reap, ms. */
@@ -34,7 +39,7 @@ export interface AttemptState {
   readonly workerId: string | undefined;
 }
 
-export type ClaimOutcome = 'OK' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
+export type ClaimOutcome = 'OK' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY' | 'GONE' | 'WAIT';
 export type RenewOutcome = 'OK' | 'CANCELLED' | 'ZOMBIE';
 export type ReleaseOutcome = 'OK' | 'ZOMBIE';
 
@@ -92,7 +97,8 @@ export class Leases {
       const m = typeof key === 'string' ? /^(\d+)\|([A-Z]+)\|(.*)$/.exec(key) : null;
       const workerId = m?.[3];
       if (typeof lease === 'string') return { state: 'held', workerId };
-      const ended = m !== null && Number(m[1]) >= a.fence && m[2] !== 'RUNNING';
+      // QUEUED: restored after a loss, not claimed since (see restore-attempts.lua).
+      const ended = m !== null && Number(m[1]) >= a.fence && m[2] !== 'RUNNING' && m[2] !== 'QUEUED';
       return { state: ended ? 'finished' : 'lost', workerId };
     });
   }
@@ -105,7 +111,7 @@ export class Leases {
     return (await memoryUse(this.#redis)) >= 1;
   }
 
-  async claim(a: AttemptRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {
+  async claim(a: ClaimRef, workerId: string, leaseMs: number): Promise<ClaimOutcome> {
     return one(await this.claimMany([a], workerId, leaseMs));
   }
 
@@ -124,11 +130,25 @@ export class Leases {
    * promise rejects only when Redis could not be reached at all.
    */
   claimMany(
-    attempts: readonly AttemptRef[],
+    attempts: readonly ClaimRef[],
     workerId: string,
     leaseMs: number,
   ): Promise<PromiseSettledResult<ClaimOutcome>[]> {
-    return this.#leased('kairosLeaseClaim', attempts, workerId, leaseMs);
+    return this.#perPartition(
+      attempts,
+      (a) => a,
+      'kairosLeaseClaim',
+      (k, group) => [
+        2 + 2 * group.length,
+        k.leases,
+        k.since,
+        ...group.flatMap((a) => [k.attempt(a.jobId), k.version(a.jobId)]),
+        workerId,
+        leaseMs,
+        this.#ttl,
+        ...group.flatMap((a) => [a.jobId, a.fence, a.version, a.epoch]),
+      ],
+    );
   }
 
   /** Renews running attempts' leases (a heartbeat of all of them), as claimMany does. */
@@ -137,7 +157,20 @@ export class Leases {
     workerId: string,
     leaseMs: number,
   ): Promise<PromiseSettledResult<RenewOutcome>[]> {
-    return this.#leased('kairosLeaseRenew', attempts, workerId, leaseMs);
+    return this.#perPartition(
+      attempts,
+      (a) => a,
+      'kairosLeaseRenew',
+      (k, group) => [
+        1 + 2 * group.length,
+        k.leases,
+        ...group.flatMap((a) => [k.attempt(a.jobId), k.version(a.jobId)]),
+        workerId,
+        leaseMs,
+        this.#ttl,
+        ...group.flatMap((a) => [a.jobId, a.fence, a.version]),
+      ],
+    );
   }
 
   /** Ends attempts on this worker (see release), as claimMany does. */
@@ -156,29 +189,6 @@ export class Leases {
         workerId,
         this.#ttl,
         ...group.flatMap((r) => [r.attempt.jobId, r.attempt.fence, r.done ? 'DONE' : 'RELEASED']),
-      ],
-    );
-  }
-
-  /** The claim or renew script on attempts, with the KEYS and ARGV they share (see their headers). */
-  #leased<R>(
-    script: 'kairosLeaseClaim' | 'kairosLeaseRenew',
-    attempts: readonly AttemptRef[],
-    workerId: string,
-    leaseMs: number,
-  ): Promise<PromiseSettledResult<R>[]> {
-    return this.#perPartition(
-      attempts,
-      (a) => a,
-      script,
-      (k, group) => [
-        1 + 2 * group.length,
-        k.leases,
-        ...group.flatMap((a) => [k.attempt(a.jobId), k.version(a.jobId)]),
-        workerId,
-        leaseMs,
-        this.#ttl,
-        ...group.flatMap((a) => [a.jobId, a.fence, a.version]),
       ],
     );
   }

@@ -22,6 +22,7 @@ const SCRIPTS = {
   kairosClearPartition: { file: 'clear-partition.lua', numberOfKeys: 4 },
   kairosAck: { file: 'ack.lua', numberOfKeys: undefined },
   kairosSetEpoch: { file: 'set-epoch.lua', numberOfKeys: 1 },
+  kairosRestoreAttempts: { file: 'restore-attempts.lua', numberOfKeys: undefined },
   kairosRateTake: { file: 'rate-take.lua', numberOfKeys: undefined },
   kairosRateRefund: { file: 'rate-refund.lua', numberOfKeys: undefined },
 } as const;
@@ -58,6 +59,8 @@ export interface KairosScripts {
   kairosHotStats(...args: Arg[]): Promise<number[]>;
   kairosClearPartition(...args: Arg[]): Promise<number>;
   kairosSetEpoch(...args: Arg[]): Promise<number>;
+  /** numberOfKeys, then KEYS, then ARGV. */
+  kairosRestoreAttempts(numberOfKeys: number, ...args: Arg[]): Promise<number>;
   /** numberOfKeys, then KEYS, then ARGV. */
   kairosRateTake(numberOfKeys: number, ...args: Arg[]): Promise<number[]>;
   /** numberOfKeys, then KEYS, then ARGV. */

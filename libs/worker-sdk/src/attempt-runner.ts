@@ -1,5 +1,5 @@
 import { isKairosError, traceparentOfSpan } from '@kairos/core';
-import type { AttemptRef } from '@kairos/redis';
+import type { ClaimRef } from '@kairos/redis';
 import type { TaskDispatchRecord, TaskResultRecord } from '@kairos/schemas';
 import type { Admission } from './admission.js';
 import { AttemptLease, type Heartbeats } from './attempt-lease.js';
@@ -41,7 +41,7 @@ export interface AttemptRunnerOptions {
   readonly metrics: WorkerMetrics;
 }
 
-type Claim = 'OK' | 'UNLEASED' | 'RETRY' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY';
+type Claim = 'OK' | 'UNLEASED' | 'RETRY' | 'CANCELLED' | 'STALE' | 'DONE' | 'BUSY' | 'GONE';
 
 /** One attempt as it runs here: its task, its log lines' context, its trace context. */
 interface Run {
@@ -78,13 +78,14 @@ export class AttemptRunner {
       // waits here and asks again; it is not run, so it uses none of the job's attempts.
       return { againInMs: ADMISSION_RETRY_MS };
     }
-    const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version };
+    const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version, epoch: d.epoch };
     const claim = await this.#claim(ref, log);
     if (claim === 'RETRY') return { againInMs: CLAIM_RETRY_MS };
     if (claim !== 'OK' && claim !== 'UNLEASED') {
-      // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done, or
-      // running on another worker: nothing to run here.
+      // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done,
+      // running on another worker, or not live when Redis lost its state: nothing to run here.
       log.info({ claim }, 'task discarded');
+      this.#o.metrics.discarded(claim.toLowerCase());
       return { end: 'done' };
     }
     const attempt = new AbortController();
@@ -114,9 +115,10 @@ export class AttemptRunner {
     return this.#finish(run, lease, error, startedAt);
   }
 
-  async #claim(ref: AttemptRef, log: WorkerLogger): Promise<Claim> {
+  async #claim(ref: ClaimRef, log: WorkerLogger): Promise<Claim> {
     try {
-      return await this.#o.leases.claim(ref);
+      const claim = await this.#o.leases.claim(ref);
+      return claim === 'WAIT' ? await this.#unrestored(log) : claim;
     } catch (err) {
       if (isKairosError(err, 'REDIS_OOM')) {
         // Redis is out of memory: the delay tier runs those partitions from PostgreSQL, and the
@@ -130,6 +132,24 @@ export class AttemptRunner {
       log.warn({ err }, 'could not claim the attempt yet; retrying');
       return 'RETRY';
     }
+  }
+
+  /**
+   * Redis lost the partition's state and its owner has not restored it yet: the claim waits, so
+   * no attempt that finished before the loss runs again. Unless Redis is full: the owner cannot
+   * write it back then and runs the partition from PostgreSQL, so the attempt runs unleased, as
+   * under any refused claim (see #claim).
+   */
+  async #unrestored(log: WorkerLogger): Promise<Claim> {
+    if (await this.#o.leases.full().catch(() => false)) {
+      log.warn(
+        {},
+        'Redis out of memory and its partition state not restored: running the attempt without a lease',
+      );
+      return 'UNLEASED';
+    }
+    log.info({}, 'the partition state is being restored after Redis lost it; claiming again shortly');
+    return 'RETRY';
   }
 
   /** Runs the handler (in its span when tracing is on); returns the failure it ended with, or null. */

@@ -2,6 +2,7 @@ import type {
   AttemptRef,
   AttemptRelease,
   ClaimOutcome,
+  ClaimRef,
   Leases,
   ReleaseOutcome,
   RenewOutcome,
@@ -14,18 +15,25 @@ import { TickBatch } from './tick-batch.js';
  * pipeline (one script call per partition).
  */
 export class BatchedLeases {
-  readonly #claims: TickBatch<AttemptRef, ClaimOutcome>;
+  readonly #leases: Leases;
+  readonly #claims: TickBatch<ClaimRef, ClaimOutcome>;
   readonly #renewals: TickBatch<AttemptRef, RenewOutcome>;
   readonly #releases: TickBatch<AttemptRelease, ReleaseOutcome>;
 
   constructor(leases: Leases, workerId: string, leaseMs: number) {
+    this.#leases = leases;
     this.#claims = new TickBatch((refs) => leases.claimMany(refs, workerId, leaseMs));
     this.#renewals = new TickBatch((refs) => leases.renewMany(refs, workerId, leaseMs));
     this.#releases = new TickBatch((releases) => leases.releaseMany(releases, workerId));
   }
 
-  claim(attempt: AttemptRef): Promise<ClaimOutcome> {
+  claim(attempt: ClaimRef): Promise<ClaimOutcome> {
     return this.#claims.add(attempt);
+  }
+
+  /** Whether Redis is at its maxmemory (it refuses writes). */
+  full(): Promise<boolean> {
+    return this.#leases.full();
   }
 
   renew(attempt: AttemptRef): Promise<RenewOutcome> {

@@ -19,6 +19,8 @@ export interface WorkerMetrics {
   renewalFailed(): void;
   /** This worker learned it was a zombie on an attempt. */
   zombie(): void;
+  /** A task was not run: its claim said why (cancelled, stale, done, busy, gone). */
+  discarded(reason: string): void;
 }
 
 const BREAKER_VALUE = { closed: 0, ramping: 1, open: 2 } as const;
@@ -86,6 +88,12 @@ export function createWorkerMetrics(
     labelNames: ['worker_id'] as const,
     registers: [registry],
   });
+  const discards = new Counter({
+    name: 'kairos_worker_tasks_discarded_total',
+    help: 'Tasks not run because their claim refused them, by reason: cancelled, stale, done, busy, gone (not live when Redis lost its state)',
+    labelNames: ['worker_id', 'reason'] as const,
+    registers: [registry],
+  });
   // Present from the start at 0: an absent series is not a zero to an alert rule.
   renewals.inc({ worker_id: workerId }, 0);
   zombies.inc({ worker_id: workerId }, 0);
@@ -97,6 +105,7 @@ export function createWorkerMetrics(
       ),
     renewalFailed: () => renewals.inc({ worker_id: workerId }),
     zombie: () => zombies.inc({ worker_id: workerId }),
+    discarded: (reason) => discards.inc({ worker_id: workerId, reason }),
   };
 }
 
@@ -105,4 +114,5 @@ export const NO_WORKER_METRICS: WorkerMetrics = {
   handled: () => undefined,
   renewalFailed: () => undefined,
   zombie: () => undefined,
+  discarded: () => undefined,
 };

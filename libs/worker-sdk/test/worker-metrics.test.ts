@@ -14,6 +14,7 @@ test('worker metrics: durations by registered type and outcome, gauges read at s
   m.handled('email.send', 'transient', 30);
   m.handled('made.up', 'permanent', 1);
   m.renewalFailed();
+  m.discarded('gone');
   inFlight = 1;
   const text = await registry.metrics();
   expect(text).toContain(
@@ -32,4 +33,5 @@ test('worker metrics: durations by registered type and outcome, gauges read at s
   expect(text).toContain('kairos_worker_breaker_state{worker_id="w1",job_type="email.send"} 2');
   expect(text).toContain('kairos_worker_lease_renewal_failures_total{worker_id="w1"} 1');
   expect(text).toContain('kairos_worker_zombie_attempts_total{worker_id="w1"} 0');
+  expect(text).toContain('kairos_worker_tasks_discarded_total{worker_id="w1",reason="gone"} 1');
 });

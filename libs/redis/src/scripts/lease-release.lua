@@ -4,8 +4,9 @@
   copy of the task is then skipped); 'RELEASED' when it was given up unfinished (shutdown), so the
   redelivered task may be claimed again by the next worker.
 
-  A missing record (Redis lost its data) or one of an older fence is not a newer attempt: the
-  end is recorded as if this worker still held it. Only a record of a higher fence, or of this
+  A missing record (Redis lost its data), one of an older fence, or one the owner restored as
+  QUEUED (the claim was lost with Redis's data) is not a newer attempt: the end is recorded as if
+  this worker still held it. Only a record of a higher fence, or of this
   fence finished, reaped or held by another worker, makes this worker a zombie.
 
   KEYS[1]    leases   ZSET    job id -> lease expiry (ms)
@@ -18,11 +19,12 @@
   Returns: { outcome 1, outcome 2, ... } in job order, each 'OK', or 'ZOMBIE' if this worker no
   longer held that attempt (nothing changed for it).
 ]]
+-- @include attempt.lua
+
 local function release(attemptKey, id, fence, state)
-  local cur = redis.call('GET', attemptKey)
-  if cur ~= fence .. '|RUNNING|' .. ARGV[1] then
-    local f = cur and tonumber(string.match(cur, '^(%d+)|')) or nil
-    if f and f >= tonumber(fence) then
+  if redis.call('GET', attemptKey) ~= fence .. '|RUNNING|' .. ARGV[1] then
+    local f, state = read_attempt(attemptKey)
+    if f and (f > tonumber(fence) or (f == tonumber(fence) and state ~= 'QUEUED')) then
       return 'ZOMBIE'
     end
   end

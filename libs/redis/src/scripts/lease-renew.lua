@@ -5,9 +5,10 @@
   newer attempt exists). Also reports a cancel (or reschedule) of a job since dispatch, so the
   worker can abort that handler within one heartbeat.
 
-  A missing record (Redis lost its data: a restart, a flush) or one of an older fence is not a
-  newer attempt: the worker holds the attempt again, from now. A zombie is only ever told so by
-  a record of a higher fence, or of its own fence finished, reaped or held by another worker.
+  A missing record (Redis lost its data: a restart, a flush), one of an older fence, or one its
+  owner restored as QUEUED (the claim was lost with Redis's data) is not a newer attempt: the
+  worker holds the attempt again, from now. A zombie is only ever told so by a record of a higher
+  fence, or of its own fence finished, reaped or held by another worker.
 
   KEYS[1]     leases   ZSET    job id -> lease expiry (ms)
   KEYS[2i]    attempt  STRING  "<fence>|<state>|<worker>" of job i
@@ -22,16 +23,16 @@
   renewed: the handler is stopping) or 'ZOMBIE' (nothing changed for that attempt).
 ]]
 -- @include version.lua
+-- @include attempt.lua
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local function renew(attemptKey, versionKey, id, fence, version)
   local mine = fence .. '|RUNNING|' .. ARGV[1]
-  local cur = redis.call('GET', attemptKey)
-  if cur ~= mine then
-    local f = cur and tonumber(string.match(cur, '^(%d+)|')) or nil
-    if f and f >= tonumber(fence) then
+  if redis.call('GET', attemptKey) ~= mine then
+    local f, state = read_attempt(attemptKey)
+    if f and (f > tonumber(fence) or (f == tonumber(fence) and state ~= 'QUEUED')) then
       return 'ZOMBIE'
     end
     redis.call('SET', attemptKey, mine, 'EX', ARGV[3])
