@@ -241,7 +241,7 @@ test('cancel: a queued task is discarded before it runs; a running handler is ab
   await p.commands.cancelJob(after!.job.id);
 });
 
-test('a worker SIGSTOPped past its lease: the job reruns elsewhere with a higher fence; the paused one wakes up a zombie, its commit is suppressed, and the fenced effect happened once', async () => {
+test('a worker SIGSTOPped past its lease: the job reruns elsewhere with a higher fence; the paused one wakes up a zombie, its result is refused and counted, and the fenced effect happened once', async () => {
   const ns = await useNamespace('lease-stop');
   const p = await startPipeline(ns, { delayTier: { reapIntervalMs: 250 } });
   await p.pool.query('CREATE TABLE effects (job_id text NOT NULL, fence bigint NOT NULL)');
@@ -267,14 +267,33 @@ test('a worker SIGSTOPped past its lease: the job reruns elsewhere with a higher
   paused.child.kill('SIGCONT');
   await paused.waitFor(/^ZOMBIE$/, 20_000);
   expect(await paused.exited).toBe(0); // it shut itself down gracefully
-  // Its late result (fence 1) changed nothing: recorded as suppressed and counted.
+  // Its late result (fence 1) changed nothing: attempt 1 had finished (the reaper's LeaseExpired),
+  // so the result was refused, audited and counted as a suppressed zombie write.
   await eventually(
-    'the zombie result to be recorded as suppressed',
-    async () => (await attempts(p, id)).find((a) => a.fence === 1)?.suppressed === true,
+    'the zombie result to be refused',
+    async () =>
+      (
+        await p.pool.query(
+          `SELECT 1 FROM refused_reports WHERE job_id = $1 AND fence = 1 AND kind = 'result'
+             AND reason = 'attempt_finished'`,
+          [id],
+        )
+      ).rowCount! >= 1,
     20_000,
   );
+  expect((await attempts(p, id)).find((a) => a.fence === 1)).toMatchObject({
+    outcome: 'FAILED',
+    error_class: 'LeaseExpired',
+    suppressed: false,
+  });
   const counted = await p.tracker.metrics.zombieWritesSuppressed.get();
   expect(counted.values[0]?.value).toBeGreaterThanOrEqual(1);
+  expect(
+    sumOf(await p.tracker.metrics.text(), 'kairos_tracker_refused_reports_total', {
+      kind: 'result',
+      reason: 'attempt_finished',
+    }),
+  ).toBeGreaterThanOrEqual(1);
   const job = await p.commands.getJob(id);
   expect(job.state).toBe('SUCCEEDED');
   expect(job.fence).toBe(2);

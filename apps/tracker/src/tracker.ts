@@ -28,6 +28,7 @@ import {
   type OutboxRow,
   type Pool,
   type PoolClient,
+  type Refusals,
   type ResultRecord,
   type RetryRecord,
   type StartRecord,
@@ -282,9 +283,10 @@ export class Tracker extends LifecycleService {
       () =>
         inTransaction(this.#o.pool, async (tx) => {
           await lockJobs(tx, [...starts.map((d) => d.jobId), ...results.map((r) => r.jobId)]);
-          await recordStarts(tx, starts);
-          const { failed, succeeded, suppressed } = await recordResults(tx, results);
-          return { ...(await this.#settle(tx, failed)), succeeded, suppressed };
+          const started = await recordStarts(tx, starts);
+          const { failed, succeeded, suppressed, refused } = await recordResults(tx, results);
+          const refusals = { start: started.refused, result: refused };
+          return { ...(await this.#settle(tx, failed)), succeeded, suppressed, refusals };
         }),
       {
         tries: MAX_TRANSACTION_TRIES,
@@ -297,10 +299,26 @@ export class Tracker extends LifecycleService {
       m.zombieWritesSuppressed.inc(applied.suppressed);
       this.#log.warn({ suppressed: applied.suppressed }, 'results of superseded attempts suppressed');
     }
+    this.#countRefused(applied.refusals);
     if (applied.succeeded > 0) m.results.inc({ outcome: 'SUCCEEDED' }, applied.succeeded);
     if (applied.retried > 0) m.retriesScheduled.inc(applied.retried);
     for (const job of applied.dead)
       if (job.tenantId !== CANARY_TENANT) m.deadLettered.inc({ resource_class: job.resourceClass });
+  }
+
+  /** Refused reports (audited in refused_reports): a steady stream means forged or replayed reports. */
+  #countRefused(refusals: Record<'start' | 'result', Refusals>): void {
+    let any = false;
+    for (const [kind, byReason] of Object.entries(refusals))
+      for (const [reason, n] of Object.entries(byReason)) {
+        this.metrics.refusedReports.inc({ kind, reason }, n);
+        any = true;
+      }
+    if (any)
+      this.#log.warn(
+        { refused: refusals },
+        'reports refused: no current attempt of a live job (audited in refused_reports)',
+      );
   }
 
   /** Retries or fails each job whose current attempt failed, inside the batch's transaction. */

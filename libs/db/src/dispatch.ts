@@ -34,7 +34,8 @@ export interface ClaimedJob {
 /**
  * The attempts row of every job a statement's `u` CTE (id, fence, attempt) marked QUEUED: an
  * attempt is recorded from its dispatch on, in the same statement, so the tracker need not read
- * the task topics to learn of dispatches.
+ * the task topics to learn of dispatches. A finished attempt row is never touched (a dispatch at
+ * a fence whose attempt already has an outcome must not rewrite its history).
  */
 const RECORD_ATTEMPTS = (epochParam: string, atParam: string, from = 'u') => `
      a AS (
@@ -42,6 +43,7 @@ const RECORD_ATTEMPTS = (epochParam: string, atParam: string, from = 'u') => `
        SELECT id, fence, attempt, ${epochParam}, ${atParam} FROM ${from}
        ON CONFLICT (job_id, fence) DO UPDATE
          SET dispatched_at = LEAST(attempts.dispatched_at, EXCLUDED.dispatched_at)
+         WHERE attempts.outcome IS NULL
      )`;
 
 /**

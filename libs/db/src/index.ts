@@ -6,6 +6,7 @@ export { migrate, loadMigrations, ensureJobPartitions, type Migration } from './
 export * from './jobs.js';
 export * from './job-inserts.js';
 export * from './tracking.js';
+export type { Refusals, RefusalReason } from './refused-reports.js';
 export * from './epochs.js';
 export * from './dispatch.js';
 export * from './request-ledger.js';

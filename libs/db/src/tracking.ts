@@ -1,6 +1,7 @@
-import { LIVE_STATES as LIVE, type Job } from '@kairos/core';
+import type { Job } from '@kairos/core';
 import type pg from 'pg';
 import { jobRowColumnsOf, toJob, type JobDbRow } from './jobs.js';
+import { AUDIT, LIVE_STATES, REFUSALS_BY_REASON, VERDICT, type Refusals } from './refused-reports.js';
 
 // The tracker's statements are prepared once per connection (named): planning a join of a batch
 // with every monthly partition of jobs cost several times more than executing it.
@@ -55,28 +56,35 @@ export interface StartRecord {
 }
 
 /**
- * QUEUED → RUNNING for the starts of jobs' current attempts (fenced by the fence: a start of a
- * superseded attempt changes no job), and who runs each attempt since when: one statement per
- * batch; run after lockJobs. A start that comes after its attempt's result (or after a cancel)
- * finds the job no longer QUEUED and changes nothing.
+ * QUEUED → RUNNING for the starts of jobs' current attempts, and who runs each attempt since
+ * when: one statement per batch; run after lockJobs. A start applies only to the attempt current
+ * in PostgreSQL (the job's fence, live, no outcome yet): any other is refused (VERDICT), changes
+ * nothing and is audited in refused_reports. A start after its attempt's result, or after a
+ * cancel, is one of those. Returns the refusals by reason.
  */
-export async function recordStarts(db: Queryable, records: readonly StartRecord[]): Promise<void> {
-  if (records.length === 0) return;
+export async function recordStarts(
+  db: Queryable,
+  records: readonly StartRecord[],
+): Promise<{ refused: Refusals }> {
+  if (records.length === 0) return { refused: {} };
   const batch = lastPerAttempt(records);
-  await db.query({
+  const { rows } = await db.query<{ refused: Refusals | null }>({
     name: 'kairos-record-starts',
     text: `WITH r AS (
        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::bigint[], $5::text[], $6::timestamptz[])
          AS r(job_id, fence, attempt, epoch, worker_id, started_at)
-     ), running AS (
-       UPDATE jobs j SET state = 'RUNNING', started_at = r.started_at, updated_at = now()
-       FROM r WHERE j.id = r.job_id AND j.fence = r.fence AND j.state = 'QUEUED'
-     )
-     INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, started_at)
-     SELECT job_id, fence, attempt, epoch, worker_id, started_at FROM r
-     ON CONFLICT (job_id, fence) DO UPDATE
-       SET worker_id = COALESCE(attempts.worker_id, EXCLUDED.worker_id),
-           started_at = COALESCE(attempts.started_at, EXCLUDED.started_at)`,
+     ), ${VERDICT('start')}, running AS (
+       UPDATE jobs j SET state = 'RUNNING', started_at = v.started_at, updated_at = now()
+       FROM v WHERE v.refused IS NULL AND j.id = v.job_id AND j.fence = v.fence AND j.state = 'QUEUED'
+     ), started AS (
+       INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, started_at)
+       SELECT job_id, fence, attempt, epoch, worker_id, started_at FROM v WHERE refused IS NULL
+       ON CONFLICT (job_id, fence) DO UPDATE
+         SET worker_id = COALESCE(attempts.worker_id, EXCLUDED.worker_id),
+             started_at = COALESCE(attempts.started_at, EXCLUDED.started_at)
+         WHERE attempts.outcome IS NULL
+     ), ${AUDIT('start', 'NULL')}
+     SELECT ${REFUSALS_BY_REASON} AS refused`,
     values: [
       batch.map((r) => r.jobId),
       batch.map((r) => r.fence),
@@ -86,6 +94,7 @@ export async function recordStarts(db: Queryable, records: readonly StartRecord[
       batch.map((r) => r.startedAt),
     ],
   });
+  return { refused: rows[0]?.refused ?? {} };
 }
 
 /** A failed result of a job's current attempt, with the job (still locked and not yet terminal). */
@@ -97,8 +106,10 @@ export interface CurrentFailure {
 export interface AppliedResults {
   /** Job rows whose current attempt succeeded: now SUCCEEDED. */
   readonly succeeded: number;
-  /** Results of superseded attempts (zombie writes): recorded, changed nothing. */
+  /** Results of superseded attempts (zombie writes): recorded or refused, changed nothing. */
   readonly suppressed: number;
+  /** Results refused (audited in refused_reports, changed nothing), by reason. */
+  readonly refused: Refusals;
   /**
    * Failures of jobs' current attempts. Their job rows are left as they were: the caller decides,
    * in the same transaction, between retryJobs and failJobs.
@@ -106,16 +117,16 @@ export interface AppliedResults {
   readonly failed: CurrentFailure[];
 }
 
-const LIVE_STATES = `(${LIVE.map((st) => `'${st}'`).join(', ')})`;
-
 /**
- * One statement for a batch of results (recordResults). Every result is recorded in `attempts`;
- * one of a superseded attempt (its job moved to a higher fence: the worker was a zombie) is marked
- * suppressed and changes no job row. A success of the current attempt of a live job makes it
- * SUCCEEDED (and, for a run of a schedule, its schedule's last success). Returns the live jobs
- * whose current attempt failed, one row each (at least one row: job columns null when none
- * failed), each with the counts. CTEs read the snapshot from before the statement, so `before`
- * sees which attempts were suppressed already.
+ * One statement for a batch of results (recordResults). Only a result of a live job's current
+ * attempt counts: a success makes the job SUCCEEDED (and, for a run of a schedule, its
+ * schedule's last success); a failure is returned, one row per job (at least one row: job columns
+ * null when none failed), each with the counts. A result of a superseded attempt (its job moved
+ * to a higher fence: the worker was a zombie) is recorded as suppressed if its attempt row has no
+ * outcome yet, and changes no job. Any other (VERDICT) is refused: audited, nothing changed. A
+ * finished attempt row is never overwritten, whatever the verdict said (`WHERE outcome IS NULL`).
+ * Zombie results refused because the reaper already finished their attempt count as suppressed
+ * too (kairos_zombie_writes_suppressed_total: invariant 4's alert); a replay of one does not.
  */
 const RECORD_RESULTS = `
   WITH r AS (
@@ -123,26 +134,27 @@ const RECORD_RESULTS = `
                          $8::text[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::bigint[])
       AS r(job_id, fence, attempt, epoch, outcome, error_class, error_message, worker_id,
            started_at, finished_at, failure_class, retry_after_ms)
-  ), before AS (
-    SELECT a.job_id, a.fence FROM attempts a JOIN r USING (job_id, fence) WHERE a.suppressed
-  ), recorded AS (
+  ), ${VERDICT('result')}, recorded AS (
     INSERT INTO attempts (job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message,
                           started_at, finished_at, failure_class, retry_after_ms, suppressed)
     SELECT job_id, fence, attempt, epoch, worker_id, outcome, error_class, error_message, started_at, finished_at,
-           failure_class, retry_after_ms, EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id AND j.fence > r.fence)
-    FROM r
+           failure_class, retry_after_ms, fence < job_fence
+    FROM v WHERE refused IS NULL
     ON CONFLICT (job_id, fence) DO UPDATE
       SET worker_id = EXCLUDED.worker_id, outcome = EXCLUDED.outcome, error_class = EXCLUDED.error_class,
           error_message = EXCLUDED.error_message, started_at = EXCLUDED.started_at,
           finished_at = EXCLUDED.finished_at, failure_class = EXCLUDED.failure_class,
           retry_after_ms = EXCLUDED.retry_after_ms, suppressed = attempts.suppressed OR EXCLUDED.suppressed
-    RETURNING job_id, fence, suppressed
+      WHERE attempts.outcome IS NULL
+    RETURNING suppressed
+  ), cur AS (
+    SELECT * FROM v WHERE refused IS NULL AND fence = job_fence
   ), succeeded AS (
     -- last_error keeps the latest failure's message when a later attempt succeeds.
-    UPDATE jobs j SET state = 'SUCCEEDED', started_at = r.started_at, finished_at = r.finished_at,
-                      updated_at = now(), dispatched_at = COALESCE(j.dispatched_at, r.started_at)
-    FROM r
-    WHERE j.id = r.job_id AND j.fence = r.fence AND r.outcome = 'SUCCEEDED' AND j.state IN ${LIVE_STATES}
+    UPDATE jobs j SET state = 'SUCCEEDED', started_at = c.started_at, finished_at = c.finished_at,
+                      updated_at = now(), dispatched_at = COALESCE(j.dispatched_at, c.started_at)
+    FROM cur c
+    WHERE j.id = c.job_id AND j.fence = c.fence AND c.outcome = 'SUCCEEDED' AND j.state IN ${LIVE_STATES}
     RETURNING j.id, j.schedule_id, j.occurrence_at, j.finished_at
   ), last_success AS (
     -- A run of a schedule: its schedule's last success (schedule-health.ts), in schedule id order.
@@ -152,29 +164,32 @@ const RECORD_RESULTS = `
     ON CONFLICT (schedule_id) DO UPDATE
       SET last_success_at = GREATEST(h.last_success_at, EXCLUDED.last_success_at),
           last_success_occurrence_at = GREATEST(h.last_success_occurrence_at, EXCLUDED.last_success_occurrence_at)
-  )
-  SELECT c.n_succeeded, c.n_suppressed, f.*
+  ), ${AUDIT('result', 'outcome')}
+  SELECT c.*, f.*
   FROM (SELECT (SELECT count(*) FROM succeeded)::int AS n_succeeded,
-               (SELECT count(*) FROM recorded x WHERE x.suppressed AND NOT EXISTS (
-                  SELECT 1 FROM before b WHERE b.job_id = x.job_id AND b.fence = x.fence))::int AS n_suppressed) c
-  LEFT JOIN (SELECT ${jobRowColumnsOf('j')}, r.fence AS r_fence FROM jobs j JOIN r ON j.id = r.job_id AND j.fence = r.fence
-             WHERE r.outcome = 'FAILED' AND j.state IN ${LIVE_STATES}) f ON true`;
+               ((SELECT count(*) FROM recorded WHERE suppressed)
+                + (SELECT count(*) FROM v WHERE refused IS NOT NULL AND fence < job_fence AND NOT replay)
+               )::int AS n_suppressed,
+               ${REFUSALS_BY_REASON} AS refused) c
+  LEFT JOIN (SELECT ${jobRowColumnsOf('j')}, cf.fence AS r_fence FROM jobs j
+             JOIN cur cf ON j.id = cf.job_id AND j.fence = cf.fence
+             WHERE cf.outcome = 'FAILED' AND j.state IN ${LIVE_STATES}) f ON true`;
 
 /**
- * Applies attempt results, fenced, in one statement (RECORD_RESULTS): every result is recorded in
- * `attempts`, but only a result of the job's current attempt (its fence, matched by id and fence:
- * a retry moves the job's due_at) of a job not yet terminal counts. A success makes the job
- * SUCCEEDED; a failure is returned for the caller to retry or fail. Run it in a transaction,
- * after lockJobs.
+ * Applies attempt results, fenced, in one statement (RECORD_RESULTS): only a result of the job's
+ * current attempt (its fence, matched by id and fence: a retry moves the job's due_at) of a job
+ * not yet terminal counts, and no finished attempt or terminal job ever changes. A success makes
+ * the job SUCCEEDED; a failure is returned for the caller to retry or fail. Run it in a
+ * transaction, after lockJobs.
  */
 export async function recordResults(
   db: Queryable,
   records: readonly ResultRecord[],
 ): Promise<AppliedResults> {
-  if (records.length === 0) return { succeeded: 0, failed: [], suppressed: 0 };
+  if (records.length === 0) return { succeeded: 0, failed: [], suppressed: 0, refused: {} };
   const batch = lastPerAttempt(records);
   const { rows } = await db.query<
-    { n_succeeded: number; n_suppressed: number } & (
+    { n_succeeded: number; n_suppressed: number; refused: Refusals | null } & (
       (JobDbRow & { r_fence: number }) | { [K in keyof JobDbRow | 'r_fence']: null }
     )
   >({
@@ -199,6 +214,7 @@ export async function recordResults(
   return {
     succeeded: rows[0]?.n_succeeded ?? 0,
     suppressed: rows[0]?.n_suppressed ?? 0,
+    refused: rows[0]?.refused ?? {},
     failed: rows.flatMap((row) => {
       if (row.id === null) return [];
       const result = byAttempt.get(`${row.id}/${row.r_fence}`);

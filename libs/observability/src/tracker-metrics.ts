@@ -11,6 +11,8 @@ export interface TrackerMetrics {
   readonly contentType: string;
   /** Results of superseded attempts (zombie workers): recorded, changed nothing. */
   readonly zombieWritesSuppressed: Counter;
+  /** Reports refused by PostgreSQL's verdict (refused_reports): they changed nothing. */
+  readonly refusedReports: Counter<'kind' | 'reason'>;
   readonly results: Counter<'outcome'>;
   readonly retriesScheduled: Counter;
   readonly deadLettered: Counter<'resource_class'>;
@@ -41,6 +43,13 @@ export function createTrackerMetrics(scheduleLabelLimit = 100): TrackerMetrics {
     help: 'Results of superseded attempts (zombie workers) that changed nothing',
     registers: [registry],
   });
+  const refusedReports = new Counter({
+    // Labels are a fixed set (kind: start | result; reason: refused-reports.ts in libs/db).
+    name: 'kairos_tracker_refused_reports_total',
+    help: 'Worker reports the tracker refused (unknown job, fence ahead, finished attempt, terminal job)',
+    labelNames: ['kind', 'reason'] as const,
+    registers: [registry],
+  });
   const results = new Counter({
     name: 'kairos_task_results_total',
     help: 'Attempt results applied to a job, by outcome',
@@ -62,6 +71,7 @@ export function createTrackerMetrics(scheduleLabelLimit = 100): TrackerMetrics {
     registry,
     contentType: registry.contentType,
     zombieWritesSuppressed,
+    refusedReports,
     results,
     retriesScheduled,
     deadLettered,
