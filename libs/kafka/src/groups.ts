@@ -104,9 +104,20 @@ export interface OffsetMove {
   readonly inRange: number;
 }
 
-/** Thrown when a group to be moved still has live members: Kafka would refuse, and they would race it. */
+/**
+ * Thrown when a group to be moved, seeded or retired has live members: Kafka would refuse, and
+ * they would race it. `members`: how many, when known.
+ */
 export class GroupActiveError extends Error {
   override readonly name = 'GroupActiveError';
+  constructor(
+    readonly group: string,
+    readonly members: number | null,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 async function targetOffsets(
@@ -156,6 +167,8 @@ export async function moveGroupOffsets(
     const [described] = (await admin.describeGroups([o.group])).groups;
     if (described && described.members.length > 0) {
       throw new GroupActiveError(
+        o.group,
+        described.members.length,
         `group ${o.group} has ${described.members.length} live member(s) (${described.members.map((m) => m.clientId).join(', ')}): stop its consumers, then move it`,
       );
     }
@@ -190,5 +203,36 @@ export async function moveGroupOffsets(
       });
     }
     return moves.sort((a, b) => a.partition - b.partition);
+  });
+}
+
+/**
+ * Deletes consumer group `groupId` with its committed offsets (a retired service's group, which
+ * would otherwise count as one of its topics' groups when a new group is seeded, until Kafka
+ * expires its offsets). Refused with GroupActiveError while it has members. False if there was no
+ * such group.
+ */
+export async function retireGroup(kafka: Kafka, groupId: string): Promise<boolean> {
+  const refuse = (members: number | null, cause?: unknown) =>
+    new GroupActiveError(
+      groupId,
+      members,
+      `group ${groupId} has ${members ?? 'new'} member(s): stop its consumers, then retire it`,
+      { cause },
+    );
+  return withAdmin(kafka, async (admin) => {
+    const [g] = (await admin.describeGroups([groupId])).groups;
+    if (g && g.members.length > 0) throw refuse(g.members.length);
+    if (!g || g.state === 'Dead') return false;
+    try {
+      await admin.deleteGroups([groupId]);
+      return true;
+    } catch (err) {
+      const type = (err as { groups?: { error?: { type?: string } }[] }).groups?.[0]?.error?.type;
+      // A member joined between the look and the delete.
+      if (type === 'NON_EMPTY_GROUP') throw refuse(null, err);
+      if (type === 'GROUP_ID_NOT_FOUND') return false;
+      throw err;
+    }
   });
 }

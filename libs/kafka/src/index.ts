@@ -6,6 +6,7 @@ export * from './headers.js';
 export * from './client.js';
 export * from './admin.js';
 export * from './groups.js';
+export * from './group-seeding.js';
 export * from './tail.js';
 export * from './avro.js';
 export * from './record-decoder.js';

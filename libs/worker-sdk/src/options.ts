@@ -19,6 +19,7 @@ export interface WorkerLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
   child?(bindings: Record<string, unknown>): WorkerLogger;
 }
 
@@ -52,7 +53,13 @@ export interface WorkerOptions {
    * (every slot shared, one queue in arrival order).
    */
   readonly reservedSlots?: Readonly<Record<string, number>>;
-  /** Consumer group. Default: `<topicPrefix>kairos-workers.<classes joined by +>`. */
+  /**
+   * Consumer group. Default: `<topicPrefix>kairos-workers.<classes joined by +>`. Before it first
+   * joins, a group starts each task-topic partition it has never committed on at the oldest
+   * offset any other consumer group committed there, or from the beginning if none has: a new
+   * group (new service, renamed group, changed classes) skips tasks the others have finished,
+   * not tasks dispatched before any worker existed.
+   */
   readonly groupId?: string;
   /**
    * A Prometheus registry (prom-client) to register the worker's metrics in: handler duration by

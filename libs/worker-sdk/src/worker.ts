@@ -8,6 +8,7 @@ import {
   HEADERS,
   describeProblems,
   RecordDecoder,
+  seedGroupOffsets,
   taskDispatchProblems,
   topicNames,
   type Assignment,
@@ -15,7 +16,7 @@ import {
 import { createRedis, Leases } from '@kairos/redis';
 import type { RedisClient } from '@kairos/redis';
 import { SCHEMAS, type TaskDispatchRecord } from '@kairos/schemas';
-import type { KafkaMessage, Producer } from 'kafkajs';
+import type { Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { Admission } from './admission.js';
 import { Heartbeats } from './attempt-lease.js';
 import { AttemptRunner } from './attempt-runner.js';
@@ -77,6 +78,7 @@ export class Worker extends LifecycleService {
   readonly #o: CompiledWorkerOptions;
   /** Canaries are answered by every worker, without user code: they prove the path, not a handler. */
   readonly #handlers = new Map<string, Handler>([[CANARY_TYPE, () => Promise.resolve()]]);
+  readonly #kafka: Kafka;
   readonly #consumer: HandoffConsumer;
   readonly #producer: Producer;
   readonly #codec: AvroCodec;
@@ -108,6 +110,7 @@ export class Worker extends LifecycleService {
       ssl: o.ssl,
       sasl: o.sasl,
     });
+    this.#kafka = kafka;
     this.#consumer = new HandoffConsumer({
       kafka,
       groupId: o.groupId,
@@ -220,6 +223,9 @@ export class Worker extends LifecycleService {
   protected async onStart(): Promise<void> {
     await this.#redis.connect();
     await this.#producer.connect();
+    // Before the first join: a new group starts where the class's other groups are (see groupId).
+    const topics = [...this.#classOfTopic.keys()];
+    await seedGroupOffsets(this.#kafka, { groupId: this.#o.groupId, topics, logger: this.#o.logger });
     await this.#consumer.start();
     this.#o.logger.info(
       { workerId: this.#o.workerId, classes: this.#o.resourceClasses, groupId: this.#o.groupId },
