@@ -1,4 +1,4 @@
-import { Leases } from '@kairos/redis';
+import { HotSet, Leases } from '@kairos/redis';
 import { Redis } from 'ioredis';
 import { measured, type Measurement, type Workload } from '../workload.js';
 
@@ -30,11 +30,18 @@ export const leases: Workload = {
     const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 3 });
     try {
       const leases = new Leases(redis, { keyPrefix: prefix });
+      // The partitions as an owner leaves them: epoch 1, attempts restored (else claims wait).
+      const hot = new HotSet(redis, { keyPrefix: prefix });
+      for (let shard = 0; shard < 8; shard++) {
+        await hot.setEpoch(shard, 1);
+        await hot.restoreAttempts(shard, 1, []);
+      }
       const refs = Array.from({ length: n }, (_, i) => ({
         jobId: `w8-${i}`,
         shard: i % 8,
         fence: 1,
         version: 1,
+        epoch: 1,
       }));
       const before = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);
       for (let i = 0; i < refs.length; i += 500) {
