@@ -106,3 +106,65 @@ test('after Redis lost its data, a brand-new worker group runs no finished job a
   );
   expect(after).toEqual(before);
 });
+
+test('a partial key loss after the restore loses no waiting job: a lost restore mark is noticed, a lost attempt is checked against PostgreSQL', async () => {
+  const ns = await useNamespace('redis-loss-partial');
+  const p = await startPipeline(ns);
+  const n = 10;
+  const created = await p.commands.createJobs(
+    Array.from({ length: n }, (_, i) => ({
+      tenant: 'acme',
+      type: 'loss.partial',
+      resource_class: 'io',
+      payload: { i },
+      due_at: new Date(Date.now() + 500).toISOString(),
+    })),
+  );
+  const jobs = async () =>
+    (
+      await p.pool.query<{ state: string; attempt: number; fence: number }>(
+        'SELECT state, attempt, fence FROM jobs ORDER BY id',
+      )
+    ).rows;
+  await eventually('the jobs to wait QUEUED (no io worker yet)', async () =>
+    (await jobs()).every((j) => j.state === 'QUEUED'),
+  );
+  const redis = ns.redis();
+  const keysOf = async (pattern: string) => {
+    const out: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${ns.prefix}${pattern}`, 'COUNT', 1000);
+      cursor = next;
+      out.push(...keys.map((k) => k.slice(ns.prefix.length)));
+    } while (cursor !== '0');
+    return out;
+  };
+  const partitions = ns.services.jobEventPartitions;
+  const restored = async () => (await keysOf('kairos:{*}:since')).length === partitions;
+  await eventually('every partition to be marked restored', restored);
+  // 1. The restore marks go, the epochs stay: the owner notices and restores under a new epoch.
+  const epochsBefore = await Promise.all((await keysOf('kairos:{*}:epoch')).map((k) => redis.get(k)));
+  await redis.del(...(await keysOf('kairos:{*}:since')));
+  await eventually('every partition to be restored again', restored);
+  const epochsAfter = await Promise.all((await keysOf('kairos:{*}:epoch')).map((k) => redis.get(k)));
+  expect(epochsAfter.map(Number).reduce((a, b) => a + b)).toBeGreaterThan(
+    epochsBefore.map(Number).reduce((a, b) => a + b),
+  );
+  // 2. The waiting attempts' keys go too: a claim cannot tell them from finished ones (GONE), so
+  // the worker asks the tracker, which finds them QUEUED in PostgreSQL and dispatches them again.
+  await redis.del(...(await keysOf('kairos:{*}:a:*')));
+  await redis.quit();
+  const calls = new Map<string, number>();
+  const worker = p.worker({ resourceClasses: ['io'] });
+  worker.handle('loss.partial', (_, ctx) => void calls.set(ctx.jobId, (calls.get(ctx.jobId) ?? 0) + 1));
+  await worker.start();
+  await eventually(
+    'every job to succeed',
+    async () => (await jobs()).every((j) => j.state === 'SUCCEEDED'),
+    60_000,
+  );
+  for (const { job } of created) expect(calls.get(job.id), job.id).toBe(1);
+  // Dispatched again with a new fence, the same attempt: a lost key costs no attempt.
+  for (const j of await jobs()) expect(j).toMatchObject({ attempt: 1, fence: 2 });
+});

@@ -114,11 +114,7 @@ export class Ownership {
       // epoch we no longer act under. Dropping it here would leave it assigned to us and unowned.
       return;
     }
-    if (
-      durable?.owner === this.#owner &&
-      Number(durable.epoch) === epoch &&
-      (await this.#hot.currentEpoch(partition)) === undefined
-    ) {
+    if (durable?.owner === this.#owner && Number(durable.epoch) === epoch && (await this.#lost(partition))) {
       this.#log.warn({ partition, epoch }, 'Redis lost the partition state; rebuilding it from PostgreSQL');
       if (await this.#retake(partition, epoch)) return;
     }
@@ -128,6 +124,11 @@ export class Ownership {
     );
     this.#epochs.delete(partition);
     this.#hooks.onRevoked?.(partition);
+  }
+
+  /** Redis lost the partition's state: its epoch, or the mark of its restored attempts. */
+  async #lost(partition: number): Promise<boolean> {
+    return (await this.#hot.currentEpoch(partition)) === undefined || !(await this.#hot.restored(partition));
   }
 
   /**

@@ -1,4 +1,4 @@
-import { isFailureClass, type FailureClass } from '@kairos/core';
+import { isFailureClass, UNSTARTED, type ReportedFailure } from '@kairos/core';
 import type { ResultRecord, StartRecord } from '@kairos/db';
 import {
   boundedText,
@@ -89,8 +89,9 @@ function toStart(r: TaskResultRecord): StartRecord {
 }
 
 /** Results of workers older than failure classes carry none: ambiguous, the safe default. */
-function failureClassOf(r: TaskResultRecord): FailureClass {
+function failureClassOf(r: TaskResultRecord): ReportedFailure {
   const declared: unknown = r.error?.failure_class;
+  if (declared === UNSTARTED) return UNSTARTED;
   return isFailureClass(declared) ? declared : 'ambiguous';
 }
 

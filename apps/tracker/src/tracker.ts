@@ -6,6 +6,7 @@ import {
   decideRetry,
   GroupCommit,
   isFailureClass,
+  UNSTARTED,
   Lifecycle,
   LifecycleService,
   retryOnSerialization,
@@ -332,6 +333,12 @@ export class Tracker extends LifecycleService {
     const retries: RetryRecord[] = [];
     const fails: (FailRecord & { reason: 'permanent' | 'exhausted'; failureClass: FailureClass })[] = [];
     for (const { job, result } of failures) {
+      if (result.failureClass === UNSTARTED) {
+        // Its claim was refused by a Redis that lost the attempt: PostgreSQL says (the failure is
+        // of the job's current fence, the job live) that it never ran. Again at once, same attempt.
+        retries.push({ ...unstartedRetry(job, now), lastError: job.lastError });
+        continue;
+      }
       const failureClass = isFailureClass(result.failureClass) ? result.failureClass : 'ambiguous';
       const decision = decideRetry(
         { maxAttempts: job.maxAttempts, ...job.retry },
@@ -461,4 +468,9 @@ function tracedOutcomes(accepted: readonly AcceptedResult[]): TracedOutcome[] {
 /** The verdict on a record PostgreSQL refused as data (an error of class invalid). */
 function unapplicable(err: unknown): DeadRecordVerdict {
   return { reason: 'UNAPPLICABLE', message: `PostgreSQL refused the record: ${String(err)}` };
+}
+
+/** The retry of an attempt that never started: due now, the same attempt number. */
+function unstartedRetry(job: Job, now: Date): Omit<RetryRecord, 'lastError'> {
+  return { jobId: job.id, fence: job.fence, dueAt: now, failureClass: UNSTARTED, keepAttempt: true };
 }

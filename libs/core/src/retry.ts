@@ -9,6 +9,17 @@
 export const FAILURE_CLASSES = ['transient', 'throttled', 'permanent', 'ambiguous'] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
+/**
+ * Not a handler's failure: the attempt never started, because its claim was refused by a Redis
+ * that had lost what it knew of the attempt (GONE, see lease-claim.lua). The tracker checks it
+ * against PostgreSQL: a job still live at that fence is dispatched again at once, keeping its
+ * attempt number; any other job is left as it is. Reported by the worker SDK only.
+ */
+export const UNSTARTED = 'unstarted';
+
+/** What a result may say its failure was: a handler's failure class, or UNSTARTED. */
+export type ReportedFailure = FailureClass | typeof UNSTARTED;
+
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
   readonly maxAttempts: number;

@@ -5,7 +5,12 @@ import { LIVE_STATES as LIVE } from '@kairos/core';
 
 /** Why the tracker refused a report; refused_reports.reason. */
 export type RefusalReason =
-  'job_unknown' | 'fence_ahead' | 'attempt_finished' | 'job_terminal' | 'attempt_superseded';
+  | 'job_unknown'
+  | 'fence_ahead'
+  | 'attempt_finished'
+  | 'job_terminal'
+  | 'attempt_superseded'
+  | 'attempt_started';
 
 /** Refused reports of one statement, counted by reason. */
 export type Refusals = Partial<Record<RefusalReason, number>>;
@@ -18,6 +23,15 @@ const KEEP = '7 days';
 /** A result its attempt row already holds as is: a redelivery, not a zombie's late write. */
 const REPLAY =
   '(a.outcome, a.worker_id, a.finished_at) IS NOT DISTINCT FROM (r.outcome, r.worker_id, r.finished_at)';
+
+/**
+ * A worker's claim was refused (GONE) by a Redis that lost the attempt, so it says the attempt
+ * never started (UNSTARTED in @kairos/core): true only of the job's current attempt while the job
+ * is still QUEUED. Started (RUNNING: its worker's lease was lost with Redis's data) or superseded,
+ * the report changes nothing, so the attempt's own result can still be recorded.
+ */
+const UNSTARTED_CHECK = `WHEN r.failure_class = 'unstarted' AND (j.state <> 'QUEUED' OR r.fence <> j.fence)
+                THEN 'attempt_started'`;
 
 /**
  * CTE `v`: each report of `r` (job_id, fence, ...) with its job's fence, `replay` (results only)
@@ -33,7 +47,7 @@ export const VERDICT = (kind: 'start' | 'result') => `
                 WHEN r.fence > j.fence THEN 'fence_ahead'
                 WHEN a.outcome IS NOT NULL THEN 'attempt_finished'
                 WHEN j.state NOT IN ${LIVE_STATES} THEN 'job_terminal'
-                ${kind === 'start' ? "WHEN r.fence < j.fence THEN 'attempt_superseded'" : ''}
+                ${kind === 'start' ? "WHEN r.fence < j.fence THEN 'attempt_superseded'" : UNSTARTED_CHECK}
            END AS refused
     FROM r LEFT JOIN jobs j ON j.id = r.job_id
            LEFT JOIN attempts a ON a.job_id = r.job_id AND a.fence = r.fence

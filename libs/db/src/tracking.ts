@@ -230,8 +230,10 @@ export interface RetryRecord {
   /** When the next attempt is due. */
   readonly dueAt: Date;
   readonly lastError: string | null;
-  /** How the failed attempt was classified (transient, throttled, permanent, ambiguous). */
+  /** How the failed attempt was classified (transient, throttled, permanent, ambiguous, unstarted). */
   readonly failureClass: string;
+  /** The attempt never started (UNSTARTED): dispatched again with the same attempt number. */
+  readonly keepAttempt?: boolean;
 }
 
 /**
@@ -244,13 +246,14 @@ export interface RetryRecord {
 export async function retryJobs(db: Queryable, retries: readonly RetryRecord[]): Promise<Job[]> {
   if (retries.length === 0) return [];
   const r = await db.query<JobDbRow>(
-    `UPDATE jobs j SET state = 'SCHEDULED', due_at = r.due_at, attempt = j.attempt + 1, fence = j.fence + 1,
+    `UPDATE jobs j SET state = 'SCHEDULED', due_at = r.due_at, attempt = j.attempt + CASE WHEN r.keep THEN 0 ELSE 1 END,
+                       fence = j.fence + 1,
                        version = j.version + 1, last_error = r.last_error, last_failure_class = r.failure_class,
                        dispatched_at = NULL,
                        misfire_after = NULL, -- a retry continues a run: never a misfire
                        started_at = NULL, finished_at = NULL, updated_at = now()
-     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[])
-       AS r(job_id, fence, due_at, last_error, failure_class)
+     FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::boolean[])
+       AS r(job_id, fence, due_at, last_error, failure_class, keep)
      WHERE j.id = r.job_id AND j.fence = r.fence AND j.state IN ${LIVE_STATES}
      RETURNING j.*`,
     [
@@ -259,6 +262,7 @@ export async function retryJobs(db: Queryable, retries: readonly RetryRecord[]):
       retries.map((x) => x.dueAt),
       retries.map((x) => x.lastError),
       retries.map((x) => x.failureClass),
+      retries.map((x) => x.keepAttempt ?? false),
     ],
   );
   const jobs = r.rows.map(toJob);

@@ -262,6 +262,7 @@ export class Leases {
       raw = await this.#redis.kairosLeaseReap(
         k.epoch,
         k.leases,
+        k.since,
         epoch,
         this.#clientPrefix + k.base,
         limit,

@@ -16,7 +16,7 @@ const SCRIPTS = {
   kairosLeaseClaim: { file: 'lease-claim.lua', numberOfKeys: undefined },
   kairosLeaseRenew: { file: 'lease-renew.lua', numberOfKeys: undefined },
   kairosLeaseRelease: { file: 'lease-release.lua', numberOfKeys: undefined },
-  kairosLeaseReap: { file: 'lease-reap.lua', numberOfKeys: 2 },
+  kairosLeaseReap: { file: 'lease-reap.lua', numberOfKeys: 3 },
   kairosLeaseForget: { file: 'lease-forget.lua', numberOfKeys: 1 },
   kairosHotStats: { file: 'hot-stats.lua', numberOfKeys: 3 },
   kairosClearPartition: { file: 'clear-partition.lua', numberOfKeys: 4 },

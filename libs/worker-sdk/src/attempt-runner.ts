@@ -1,4 +1,4 @@
-import { isKairosError, traceparentOfSpan } from '@kairos/core';
+import { isKairosError, traceparentOfSpan, UNSTARTED } from '@kairos/core';
 import type { ClaimRef } from '@kairos/redis';
 import type { TaskDispatchRecord, TaskResultRecord } from '@kairos/schemas';
 import type { Admission } from './admission.js';
@@ -81,6 +81,7 @@ export class AttemptRunner {
     const ref = { jobId: d.job_id, shard: d.shard, fence: d.fence, version: d.version, epoch: d.epoch };
     const claim = await this.#claim(ref, log);
     if (claim === 'RETRY') return { againInMs: CLAIM_RETRY_MS };
+    if (claim === 'GONE') return this.#unstarted(run);
     if (claim !== 'OK' && claim !== 'UNLEASED') {
       // Cancelled or rescheduled since dispatch, superseded by a newer attempt, already done,
       // running on another worker, or not live when Redis lost its state: nothing to run here.
@@ -204,6 +205,32 @@ export class AttemptRunner {
       );
     }
     return error;
+  }
+
+  /**
+   * The claim was refused by a Redis that lost the attempt (GONE): it is not run here, and the
+   * tracker is told it never started. PostgreSQL decides: a job still QUEUED at this fence is
+   * dispatched again at once (same attempt); a finished, cancelled or superseded one is left as it
+   * is. So no finished job runs again and no waiting job is lost, whatever Redis lost.
+   */
+  async #unstarted(run: Run): Promise<RunOutcome> {
+    this.#o.metrics.discarded('gone');
+    const now = Date.now();
+    const error = {
+      error_class: 'AttemptUnknownToRedis',
+      message:
+        'not started: Redis had lost this attempt when a worker claimed it; PostgreSQL decides whether it runs',
+      failure_class: UNSTARTED,
+      retry_after_ms: null,
+    };
+    try {
+      await this.#o.results.publish(this.#record(run.d, 'FAILED', error, now, now), run.traceparent);
+    } catch (err) {
+      run.log.warn({ err }, 'could not report an attempt Redis had lost; trying again');
+      return { againInMs: PUBLISH_RETRY_MS };
+    }
+    run.log.info({ claim: 'GONE' }, 'task not run: Redis had lost its attempt; reported to the tracker');
+    return { end: 'done' };
   }
 
   /**

@@ -7,6 +7,7 @@
 
   KEYS[1] epoch    STRING  the partition owner's epoch
   KEYS[2] leases   ZSET    job id -> lease expiry (ms)
+  KEYS[3] since    STRING  the epoch the partition's attempts were restored under (restore-attempts)
   ARGV[1] epoch of the caller
   ARGV[2] partition key base (attempt keys are <base>:a:<job id>)
   ARGV[3] most leases reaped per call
@@ -14,9 +15,11 @@
   ARGV[5] report again after this many ms unless forgotten
   Returns: { now_ms, next_ms, job id, fence, worker, ... }: Redis time, the earliest lease expiry
   left (-1: none), so the owner can come back right when it passes, then the reaped attempts;
-  error STALE_EPOCH for a stale owner.
+  error STALE_EPOCH for a stale owner, or when the partition's restore mark is gone (Redis lost
+  some keys but not the epoch): the owner then restores the partition, and workers' claims,
+  which wait meanwhile, go on.
 ]]
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[3]) == 0 then
   return redis.error_reply('STALE_EPOCH')
 end
 local t = redis.call('TIME')
