@@ -171,7 +171,13 @@ export class InProcessPipeline {
         pool: this.pool,
         log: this.#log('api'),
         // The harness names its groups `<prefix>delay-tier`, `<prefix>tracker`: all of the namespace.
-        status: { pool: this.pool, kafka: this.kafka, registry, groupPrefix: this.#o.prefix },
+        status: {
+          pool: this.pool,
+          kafka: this.kafka,
+          registry,
+          groupPrefix: this.#o.prefix,
+          topicPrefix: this.#o.prefix,
+        },
         consoleDir: this.#o.consoleDir ?? defaultConsoleDir(),
         // The overview judges canaries by the tracker's settings; none run without one.
         canary: {

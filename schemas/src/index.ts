@@ -20,6 +20,7 @@ export const SCHEMAS = {
   scheduleRequestRejection: load('schedule-request-rejection.avsc'),
   scheduleRequestOutcome: load('schedule-request-outcome.avsc'),
   deadRecord: load('dead-record.avsc'),
+  workerHeartbeat: load('worker-heartbeat.avsc'),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -343,4 +344,18 @@ export interface DeadRecordRecord extends SourceRecordFields {
   consumer: string;
   schema_id: number | null;
   dead_at: number;
+}
+
+/** A worker instance's heartbeat on kairos.workers (key = `<group_id>/<worker_id>`). */
+export interface WorkerHeartbeatRecord {
+  service: string;
+  group_id: string;
+  worker_id: string;
+  host: string;
+  pid: number;
+  resource_classes: string[];
+  job_types: string[];
+  started_at: number;
+  sent_at: number;
+  interval_ms: number;
 }

@@ -164,6 +164,9 @@ function routes(ids: { job: string; schedule: string; key: string; replay: strin
     { method: 'GET', path: '/v1/keys' },
     { method: 'DELETE', path: `/v1/keys/${ids.key}`, other: notFound },
     { method: 'GET', path: '/v1/status' },
+    // Worker services serve every tenant: a tenant's admin key is refused.
+    { method: 'GET', path: '/v1/workers', other: { status: 403 } },
+    { method: 'DELETE', path: '/v1/workers/none', other: { status: 403 } },
   ];
 }
 

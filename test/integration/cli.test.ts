@@ -1,43 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
+import { json, kairos } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
-import { eventually, startPipeline, type Pipeline } from '../support/pipeline.js';
+import { eventually, startPipeline } from '../support/pipeline.js';
 
 // The kairos CLI, spawned as users run it, against a real API: JSON for scripts, tables for
 // people, exit codes that mean something, the key from the environment or the config file.
-
-const MAIN = resolve(import.meta.dirname, '../../apps/cli/src/main.ts');
-const run = promisify(execFile);
-
-interface Result {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function kairos(p: Pipeline, args: string[], env: Record<string, string> = {}): Promise<Result> {
-  try {
-    const r = await run(process.execPath, ['--conditions=kairos-source', '--import', 'tsx', MAIN, ...args], {
-      env: {
-        ...process.env,
-        KAIROS_API_URL: p.apiUrl,
-        KAIROS_API_KEY: p.apiKey,
-        KAIROS_CONFIG: '/nonexistent',
-        ...env,
-      },
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-const json = <T>(r: Result): T => JSON.parse(r.stdout) as T;
 
 test('kairos jobs, dlq replay, keys and status against the API; exit codes; JSON and tables', async () => {
   const ns = await useNamespace('cli');

@@ -189,6 +189,20 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   await c.send('DELETE', `/v1/keys/${spareKey}`);
   await c.send('GET', '/v1/whoami');
   await c.send('GET', '/v1/status');
+  // Worker services: listed; a group in use is not retired (409), one no longer used is (200).
+  const svc = `${ns.prefix}openapi-svc`;
+  const w = p.worker({
+    groupId: svc,
+    service: 'openapi-svc',
+    resourceClasses: ['io'],
+    registryIntervalMs: 500,
+  });
+  await w.start();
+  await c.send('GET', '/v1/workers');
+  await c.send('DELETE', `/v1/workers/${encodeURIComponent(svc)}`);
+  await w.stop();
+  await c.send('DELETE', `/v1/workers/${encodeURIComponent(svc)}`);
+  await c.send('DELETE', `/v1/workers/${encodeURIComponent(svc)}`);
   await c.send('GET', '/v1/overview?tenant=acme&minutes=5');
   // Dead letters: a dry run, a replay of none (it ends at once), a slow one cancelled, a re-run.
   const dead = (await c.send('POST', '/v1/jobs', { body: job() })).json.id as string;

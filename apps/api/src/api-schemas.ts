@@ -288,3 +288,33 @@ export const overviewSchema = z.object({
   }),
 });
 export type OverviewView = z.infer<typeof overviewSchema>;
+
+/** A worker instance of a service, as its heartbeats on kairos.workers tell it. */
+const workerInstanceSchema = z.object({
+  worker_id: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  started_at: time,
+  last_seen_at: time,
+  live: z.boolean().meta({ description: 'heard from within 3 of its heartbeat intervals' }),
+  resource_classes: z.array(z.string()),
+  job_types: z.array(z.string()),
+});
+
+/** A worker service's consumer group: who runs in it, what it handles, how far behind it is. */
+export const workerGroupSchema = z.object({
+  group: z.string(),
+  services: z.array(z.string()).meta({ description: 'the service names its workers gave (usually one)' }),
+  resource_classes: z.array(z.string()),
+  job_types: z.array(z.string()).meta({ description: 'handled by its live workers' }),
+  state: z
+    .string()
+    .meta({ description: "Kafka's state of the group (Empty, Stable, …; Dead: unknown to Kafka)" }),
+  members: z.number().int().meta({ description: 'live members of the Kafka group' }),
+  lag: z.number().int(),
+  last_seen_at: time.nullable().meta({ description: 'the latest heartbeat of any of its workers' }),
+  workers: z.array(workerInstanceSchema),
+});
+
+export const workerGroupsSchema = z.object({ groups: z.array(workerGroupSchema) });
+export type WorkerGroupView = z.infer<typeof workerGroupSchema>;

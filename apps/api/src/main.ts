@@ -73,7 +73,13 @@ runMain(async () => {
     onError: (err, replayId) => log.error({ err, replayId }, 'replay failed; the next sweep retries it'),
   });
   await replays.start();
-  const status = { pool, kafka, registry, groupPrefix: `${env.topicPrefix}kairos-` };
+  const status = {
+    pool,
+    kafka,
+    registry,
+    groupPrefix: `${env.topicPrefix}kairos-`,
+    topicPrefix: env.topicPrefix,
+  };
   const readiness = [{ name: 'schema registry', check: () => registry.getAllSubjects() }];
   const metrics = createHttpMetrics();
   // The overview judges canaries by the tracker's settings (the same variables).

@@ -29,6 +29,7 @@ import { replayRoutes } from './replay-routes.js';
 import { traceparentOf } from './request-context.js';
 import { scheduleRoutes } from './schedule-routes.js';
 import { statusRoutes } from './status-routes.js';
+import { workerRoutes } from './worker-routes.js';
 import type { StatusSources } from './system-status.js';
 
 export interface ApiOptions {
@@ -130,7 +131,10 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   dlqRoutes(app, options.pool);
   if (options.replays) replayRoutes(app, options.replays);
   keyRoutes(app, options.pool, verifier, log);
-  if (options.status) statusRoutes(app, options.status);
+  if (options.status) {
+    statusRoutes(app, options.status);
+    workerRoutes(app, options.status);
+  }
   overviewRoutes(app, {
     pool: options.pool,
     resourceClasses: options.commands.limits.resourceClasses,

@@ -10,6 +10,8 @@ export interface StatusSources {
   readonly registry: RegistryClient;
   /** Groups whose id starts with this are Kairos's: `<topic prefix>kairos-`. */
   readonly groupPrefix: string;
+  /** The deployment's topic prefix (kairos.workers is read with it). */
+  readonly topicPrefix: string;
   /** Longest a dependency may take to answer before it is reported down. Default: 5,000 ms. */
   readonly timeoutMs?: number;
 }

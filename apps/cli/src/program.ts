@@ -6,6 +6,7 @@ import { jobsCommand } from './jobs.js';
 import { keysCommand } from './keys.js';
 import { schedulesCommand } from './schedules.js';
 import { statusCommand } from './status.js';
+import { workersCommand } from './workers.js';
 import { topicsCommand } from './topics.js';
 
 /**
@@ -24,5 +25,6 @@ export function kairosProgram(env: NodeJS.ProcessEnv): Command {
     .addCommand(keysCommand())
     .addCommand(topicsCommand())
     .addCommand(bootstrapCommand())
-    .addCommand(statusCommand());
+    .addCommand(statusCommand())
+    .addCommand(workersCommand());
 }

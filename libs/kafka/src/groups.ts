@@ -72,21 +72,30 @@ export async function consumerGroups(kafka: Kafka, groupPrefix: string): Promise
       .map((g) => g.groupId)
       .filter((g) => g.startsWith(groupPrefix))
       .sort();
-    if (ids.length === 0) return [];
-    const described = (await admin.describeGroups(ids)).groups;
-    const out: GroupStatus[] = [];
-    for (const g of described) {
-      const topics = await lagOf(admin, g.groupId);
-      out.push({
-        group: g.groupId,
-        state: g.state,
-        members: g.members.map((m) => ({ clientId: m.clientId, host: m.clientHost })),
-        lag: topics.reduce((s, t) => s + t.lag, 0),
-        topics,
-      });
-    }
-    return out;
+    return statusOf(admin, ids);
   });
+}
+
+/** These consumer groups' state, live members and lag per topic (a group Kafka does not know: state Dead). */
+export async function groupStatuses(kafka: Kafka, ids: readonly string[]): Promise<GroupStatus[]> {
+  return withAdmin(kafka, (admin) => statusOf(admin, [...new Set(ids)].sort()));
+}
+
+async function statusOf(admin: Admin, ids: string[]): Promise<GroupStatus[]> {
+  if (ids.length === 0) return [];
+  const described = (await admin.describeGroups(ids)).groups;
+  const out: GroupStatus[] = [];
+  for (const g of described) {
+    const topics = await lagOf(admin, g.groupId);
+    out.push({
+      group: g.groupId,
+      state: g.state,
+      members: g.members.map((m) => ({ clientId: m.clientId, host: m.clientHost })),
+      lag: topics.reduce((s, t) => s + t.lag, 0),
+      topics,
+    });
+  }
+  return out;
 }
 
 /** Where to move a group: the first offset at or after a time, the log start or end, or an offset. */

@@ -52,6 +52,8 @@ export interface TopicNames {
   readonly heartbeat: string;
   /** Records of internal topics their consumer could not apply, with the reason (dead-record.avsc). */
   readonly deadRecords: string;
+  /** Worker instances' heartbeats (worker-heartbeat.avsc; compacted, key = `<group>/<worker>`). */
+  readonly workers: string;
   tasks(resourceClass: string): string;
   dlq(resourceClass: string): string;
 }
@@ -65,6 +67,7 @@ export function topicNames(prefix = ''): TopicNames {
     taskResults: `${prefix}kairos.task-results`,
     heartbeat: `${prefix}kairos.heartbeat`,
     deadRecords: `${prefix}kairos.dead-records`,
+    workers: `${prefix}kairos.workers`,
     tasks: (rc) => `${prefix}kairos.tasks.${assertResourceClass(rc)}`,
     dlq: (rc) => `${prefix}kairos.dlq.${assertResourceClass(rc)}`,
   };
@@ -125,6 +128,13 @@ export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
       partitions: 1,
       configs: { 'retention.ms': String(90 * DAY_MS) },
       purpose: 'delay-tier, tracker → operators: internal records set aside as unappliable, with the reason',
+    },
+    {
+      name: names.workers,
+      partitions: 1,
+      // Compacted: the last heartbeat of each worker instance stays; a clean stop's tombstone goes.
+      configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(HOUR_MS) },
+      purpose: 'workers → API, CLI: which services run, their groups, classes and job types',
     },
   ];
   for (const rc of classes) {

@@ -62,6 +62,16 @@ export interface WorkerOptions {
    */
   readonly groupId?: string;
   /**
+   * The name of the service this worker runs in (`mailer`, `billing`): how `kairos workers`,
+   * `GET /v1/workers` and the console name it. 1-100 of `A-Z a-z 0-9 . _ -`. Default: its group id.
+   */
+  readonly service?: string;
+  /**
+   * How often the worker says on `kairos.workers` that it runs (its service, group, classes and
+   * job types), ms; silent for 3 of these, it is shown as not live. Default: 10,000.
+   */
+  readonly registryIntervalMs?: number;
+  /**
    * A Prometheus registry (prom-client) to register the worker's metrics in: handler duration by
    * job type and outcome, tasks in flight, breaker state, lease renewal failures, zombie attempts.
    * One worker per registry: the metric names are fixed, so a second worker on the same registry
@@ -145,6 +155,8 @@ export interface CompiledWorkerOptions {
   readonly concurrency: number;
   readonly reservedSlots: ReservedSlots;
   readonly groupId: string;
+  readonly service: string;
+  readonly registryIntervalMs: number;
   readonly metrics: Registry | undefined;
   readonly topicPrefix: string;
   readonly workerId: string;
@@ -168,6 +180,14 @@ const BUFFERED_PER_SLOT = 64;
 const MIN_BUFFERED_TASKS = 4096;
 
 const silent: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const SERVICE_RE = /^[A-Za-z0-9._-]{1,100}$/;
+
+function checkService(service: string): string {
+  if (!SERVICE_RE.test(service))
+    throw new RangeError(`service must be 1-100 of A-Z a-z 0-9 . _ -, got ${JSON.stringify(service)}`);
+  return service;
+}
 
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1)
@@ -204,6 +224,7 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     throw new RangeError(`onZombie must be 'shutdown' or 'continue', got ${String(onZombie)}`);
   }
   const prefix = o.topicPrefix ?? '';
+  const groupId = o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`;
   const concurrency = positiveInt('concurrency', o.concurrency ?? 10);
   const maxBufferedTasks = positiveInt(
     'maxBufferedTasks',
@@ -225,7 +246,9 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     resourceClasses: classes,
     concurrency,
     reservedSlots: checkReservedSlots(o.reservedSlots, classes, concurrency),
-    groupId: o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`,
+    groupId,
+    service: checkService(o.service ?? groupId),
+    registryIntervalMs: positiveInt('registryIntervalMs', o.registryIntervalMs ?? 10_000),
     metrics: o.metrics,
     topicPrefix: prefix,
     workerId: o.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,

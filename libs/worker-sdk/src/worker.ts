@@ -34,6 +34,7 @@ import {
   type WorkerOptions,
 } from './options.js';
 import { ResultPublisher } from './results.js';
+import { Registration } from './registration.js';
 import { TaskPool, type Task, type TaskEnd } from './task-pool.js';
 import { createWorkerMetrics, NO_WORKER_METRICS, type WorkerMetrics } from './worker-metrics.js';
 
@@ -94,6 +95,7 @@ export class Worker extends LifecycleService {
   /** Tasks taken from Kafka and not ended here, by class; pauses the topics of classes behind. */
   readonly #backpressure: Backpressure;
   readonly #classOfTopic: ReadonlyMap<string, string>;
+  readonly #registration: Registration;
   #zombies = 0;
   /** stop() was called: nothing new is taken or started. */
   #stopping = false;
@@ -126,6 +128,18 @@ export class Worker extends LifecycleService {
     this.#codec = new AvroCodec(
       createRegistryClient({ url: o.registryUrl, auth: o.registryAuth, tls: o.registryTls }),
     );
+    this.#registration = new Registration({
+      producer: this.#producer,
+      codec: this.#codec,
+      topic: topicNames(o.topicPrefix).workers,
+      service: o.service,
+      groupId: o.groupId,
+      workerId: o.workerId,
+      resourceClasses: o.resourceClasses,
+      jobTypes: () => [...this.#handlers.keys()].filter((t) => t !== CANARY_TYPE),
+      intervalMs: o.registryIntervalMs,
+      logger: o.logger,
+    });
     // Leases live in the delay tier's Redis; a command must not wait forever on a lost Redis.
     this.#redis = createRedis(o.redisUrl, { lazyConnect: true, ...(o.redisTls ? { tls: o.redisTls } : {}) });
     this.#redis.on('error', (err: Error) => o.logger.warn({ err }, 'redis error'));
@@ -227,8 +241,14 @@ export class Worker extends LifecycleService {
     const topics = [...this.#classOfTopic.keys()];
     await seedGroupOffsets(this.#kafka, { groupId: this.#o.groupId, topics, logger: this.#o.logger });
     await this.#consumer.start();
+    await this.#registration.start();
     this.#o.logger.info(
-      { workerId: this.#o.workerId, classes: this.#o.resourceClasses, groupId: this.#o.groupId },
+      {
+        workerId: this.#o.workerId,
+        service: this.#o.service,
+        classes: this.#o.resourceClasses,
+        groupId: this.#o.groupId,
+      },
       'worker started',
     );
   }
@@ -254,11 +274,18 @@ export class Worker extends LifecycleService {
     } finally {
       this.#commits.close();
       await this.#consumer.stop().catch(() => undefined);
+      await within(this.#registration.stop().catch(this.#unregisterFailed), FINAL_COMMIT_WAIT_MS);
       await this.#producer.disconnect().catch(() => undefined);
       await this.#redis.quit().catch(() => this.#redis.disconnect());
     }
     this.#o.logger.info({ workerId: this.#o.workerId }, 'worker stopped');
   }
+
+  readonly #unregisterFailed = (err: unknown): void =>
+    this.#o.logger.warn(
+      { err },
+      'could not say on kairos.workers that this worker stopped; it shows as not live after 3 intervals',
+    );
 
   /** The consumer's callback: takes a batch's tasks and returns at once (they run in the pool). */
   #take(topic: string, partition: number, messages: readonly KafkaMessage[]): number {
