@@ -247,7 +247,8 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     concurrency,
     reservedSlots: checkReservedSlots(o.reservedSlots, classes, concurrency),
     groupId,
-    service: checkService(o.service ?? groupId),
+    // The default names no topic, so any group id will do; a name given may one day name topics.
+    service: o.service === undefined ? groupId : checkService(o.service),
     registryIntervalMs: positiveInt('registryIntervalMs', o.registryIntervalMs ?? 10_000),
     metrics: o.metrics,
     topicPrefix: prefix,
