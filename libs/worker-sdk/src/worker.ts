@@ -8,6 +8,7 @@ import {
   HEADERS,
   describeProblems,
   RecordDecoder,
+  ensureServiceTopics,
   seedGroupOffsets,
   taskDispatchProblems,
   topicNames,
@@ -104,7 +105,8 @@ export class Worker extends LifecycleService {
     super('worker');
     this.#o = compileWorkerOptions(options);
     const o = this.#o;
-    const topicOf = (rc: string) => topicNames(o.topicPrefix).tasks(rc);
+    const names = topicNames(o.topicPrefix);
+    const topicOf = (rc: string) => (o.serviceTopics ? names.serviceTasks(rc, o.service) : names.tasks(rc));
     this.#classOfTopic = new Map(o.resourceClasses.map((rc) => [topicOf(rc), rc]));
     const kafka = createKafka({
       brokers: o.brokers,
@@ -136,6 +138,7 @@ export class Worker extends LifecycleService {
       groupId: o.groupId,
       workerId: o.workerId,
       resourceClasses: o.resourceClasses,
+      serviceTopics: o.serviceTopics,
       jobTypes: () => [...this.#handlers.keys()].filter((t) => t !== CANARY_TYPE),
       intervalMs: o.registryIntervalMs,
       logger: o.logger,
@@ -239,6 +242,15 @@ export class Worker extends LifecycleService {
     await this.#producer.connect();
     // Before the first join: a new group starts where the class's other groups are (see groupId).
     const topics = [...this.#classOfTopic.keys()];
+    if (this.#o.serviceTopics) {
+      const created = await ensureServiceTopics(
+        this.#kafka,
+        this.#o.topicPrefix,
+        this.#o.resourceClasses,
+        this.#o.service,
+      );
+      if (created.length > 0) this.#o.logger.info({ topics: created }, 'service task topics created');
+    }
     await seedGroupOffsets(this.#kafka, { groupId: this.#o.groupId, topics, logger: this.#o.logger });
     await this.#consumer.start();
     await this.#registration.start();
