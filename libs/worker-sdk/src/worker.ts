@@ -36,10 +36,15 @@ import {
 } from './options.js';
 import { ResultPublisher } from './results.js';
 import { Registration } from './registration.js';
+import { TaskReturns } from './returns.js';
 import { TaskPool, type Task, type TaskEnd } from './task-pool.js';
 import { createWorkerMetrics, NO_WORKER_METRICS, type WorkerMetrics } from './worker-metrics.js';
 
-export { NO_HANDLER } from './attempt-runner.js';
+/**
+ * @deprecated Never reported any more: a task whose type has no handler on a worker is given back
+ * to its class's waiting topic (a service that handles it runs it), not failed.
+ */
+export const NO_HANDLER = 'NO_HANDLER';
 
 /** How long a task whose value could not be decoded yet (registry unreachable) waits, ms. */
 const DECODE_RETRY_MS = 500;
@@ -190,6 +195,7 @@ export class Worker extends LifecycleService {
       ),
       heartbeats: new Heartbeats(o.heartbeatMs),
       results: new ResultPublisher(this.#producer, this.#codec, topicNames(o.topicPrefix).taskResults),
+      returns: new TaskReturns(this.#producer, this.#codec, topicNames(o.topicPrefix)),
       shutdown: this.#abort.signal,
       logger: o.logger,
       onZombie: (err, log) => this.#zombie(err, log),
@@ -332,7 +338,8 @@ export class Worker extends LifecycleService {
       }
     }
     const traceparent = validTraceparent(headerString(message.headers, HEADERS.traceparent));
-    const task: TakenTask = { dispatch, source: w, offset: message.offset, traceparent };
+    const returns = Number(headerString(message.headers, HEADERS.returns) ?? 0) || 0;
+    const task: TakenTask = { dispatch, source: w, offset: message.offset, traceparent, returns };
     let end: (done: boolean) => void = () => undefined;
     const done = new Promise<boolean>((r) => (end = r));
     this.#attempts.set(key, { task, done, end });
