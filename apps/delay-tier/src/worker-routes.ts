@@ -1,4 +1,4 @@
-import { LifecycleService, RoutingTable } from '@kairos/core';
+import { CANARY_TYPE, LifecycleService, RoutingTable } from '@kairos/core';
 import {
   instanceKey,
   isLive,
@@ -101,7 +101,8 @@ export class WorkerRoutes extends LifecycleService {
         service: a.heartbeat.service,
         serviceTopics: a.heartbeat.service_topics,
         resourceClasses: a.heartbeat.resource_classes,
-        jobTypes: a.heartbeat.job_types,
+        // Every worker answers Kairos's canaries by itself: its heartbeat leaves them out.
+        jobTypes: [...a.heartbeat.job_types, CANARY_TYPE],
       })),
     );
   }
