@@ -338,3 +338,33 @@ test('refused_reports stays bounded: a statement that adds refusals prunes expir
   await apply(pool, [], [result(randomUUID(), 1, 'FAILED'), result(randomUUID(), 1, 'FAILED')]);
   expect(await count()).toEqual({ old: 0, all: 4 });
 }, 60_000);
+
+/** Another worker's report that it never started the attempt (its claim was GONE). */
+const unstarted = (jobId: string, fence: number): ResultRecord => ({
+  ...result(jobId, fence, 'FAILED', 'w-gone'),
+  errorClass: 'AttemptUnknownToRedis',
+  errorMessage: 'not started',
+  failureClass: 'unstarted',
+});
+
+test('an unstarted report counts only for a QUEUED job, and never hides the attempt its own result', async () => {
+  const pool = await setup('refusals-unstarted');
+  const queued = await newJob(pool);
+  const running = await newJob(pool);
+  const both = await newJob(pool);
+  for (const id of [queued, running, both]) await dispatch(pool, id);
+  await apply(pool, [start(running, 1, 'w1'), start(both, 1, 'w1')], []);
+  // In one batch: the running attempt's result, and another worker's unstarted report after it.
+  const applied = await apply(
+    pool,
+    [],
+    [unstarted(queued, 1), unstarted(running, 1), result(both, 1, 'SUCCEEDED', 'w1'), unstarted(both, 1)],
+  );
+  expect(applied.succeeded).toBe(1);
+  expect(applied.refused).toEqual({ attempt_started: 1 });
+  expect(applied.failed.map((f) => f.job.id)).toEqual([queued]);
+  expect(await state(pool, both)).toEqual({ state: 'SUCCEEDED', fence: 1 });
+  expect(await state(pool, running)).toEqual({ state: 'RUNNING', fence: 1 });
+  // The running attempt's own result still applies afterwards.
+  expect((await apply(pool, [], [result(running, 1, 'SUCCEEDED', 'w1')])).succeeded).toBe(1);
+});

@@ -8,6 +8,10 @@ import { AUDIT, LIVE_STATES, REFUSALS_BY_REASON, VERDICT, type Refusals } from '
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
+/** Sorts `unstarted` reports (UNSTARTED in @kairos/core) before any other report of the attempt. */
+const unstartedFirst = (r: { failureClass: string | null }): number =>
+  r.failureClass === 'unstarted' ? 0 : 1;
+
 /** One statement may touch an attempt row only once: duplicates (redeliveries) collapse to the last. */
 function lastPerAttempt<T extends { jobId: string; fence: number }>(records: readonly T[]): T[] {
   return [...new Map(records.map((r) => [`${r.jobId}/${r.fence}`, r])).values()];
@@ -187,7 +191,9 @@ export async function recordResults(
   records: readonly ResultRecord[],
 ): Promise<AppliedResults> {
   if (records.length === 0) return { succeeded: 0, failed: [], suppressed: 0, refused: {} };
-  const batch = lastPerAttempt(records);
+  // An attempt's own result outranks another worker's report that it never started (a claim a
+  // Redis that lost the attempt refused): in one batch, the result is the one kept.
+  const batch = lastPerAttempt([...records].sort((a, b) => unstartedFirst(a) - unstartedFirst(b)));
   const { rows } = await db.query<
     { n_succeeded: number; n_suppressed: number; refused: Refusals | null } & (
       (JobDbRow & { r_fence: number }) | { [K in keyof JobDbRow | 'r_fence']: null }

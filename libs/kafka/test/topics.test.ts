@@ -12,6 +12,7 @@ describe('topic catalogue', () => {
       'x.kairos.task-results',
       'x.kairos.heartbeat',
       'x.kairos.dead-records',
+      'x.kairos.workers',
       'x.kairos.tasks.critical',
       'x.kairos.dlq.critical',
       'x.kairos.tasks.gpu',
