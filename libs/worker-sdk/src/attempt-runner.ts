@@ -5,7 +5,7 @@ import type { Admission } from './admission.js';
 import { AttemptLease, type Heartbeats } from './attempt-lease.js';
 import { taskContext, type Handler } from './context.js';
 import { ZombieWriteSuppressed } from './errors.js';
-import { describeFailure, PermanentError } from './failures.js';
+import { describeFailure } from './failures.js';
 import { endHandlerSpan, inHandlerSpan, startHandlerSpan } from './handler-span.js';
 import { jobLogger } from './job-logger.js';
 import type { BatchedLeases } from './lease-batches.js';
