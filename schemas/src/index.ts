@@ -358,4 +358,6 @@ export interface WorkerHeartbeatRecord {
   started_at: number;
   sent_at: number;
   interval_ms: number;
+  /** It reads its service's own topics (absent from older workers: false). */
+  service_topics: boolean;
 }

@@ -39,7 +39,7 @@ test('kairos bootstrap prepares a cluster from KAIROS_* settings, idempotently: 
     });
   const first = run();
   expect(first).toMatch(/migrations: applied/);
-  expect(first).toMatch(/topics: 12 created/);
+  expect(first).toMatch(/topics: 14 created/);
   expect(first).toContain(`connector ${connector}: RUNNING`);
   const second = run();
   expect(second).toMatch(/migrations: up to date/);

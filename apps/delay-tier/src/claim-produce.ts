@@ -74,10 +74,14 @@ export async function claimAndProduce(
     );
     const ids = new Set(claim.claimed.flatMap((c) => (gated.withheld.has(c.id) ? [] : [c.id])));
     const sent = claim.records.filter((r) => ids.has(r.job_id));
-    for (const [topic, group] of deps.messages.byTopic(sent)) {
-      const messages = await Promise.all(group.map((r) => step.message(r)));
-      await deps.producer.send({ topic, acks: -1, messages });
-    }
+    // One request for every topic the class's tasks are routed to (its services', waiting).
+    const topicMessages = await Promise.all(
+      [...deps.messages.byTopic(sent)].map(async ([topic, group]) => ({
+        topic,
+        messages: await Promise.all(group.map((r) => step.message(r))),
+      })),
+    );
+    if (topicMessages.length > 0) await deps.producer.sendBatch({ acks: -1, topicMessages });
     await step.afterProduce?.(tx, sent);
     // Last: the schedules' counters, locked no longer than the commit.
     await countSkippedRuns(

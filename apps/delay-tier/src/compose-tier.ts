@@ -21,7 +21,9 @@ import { Preloader } from './preloader.js';
 import { Reaper } from './reaper.js';
 import { RecentEvents } from './recent-events.js';
 import { Release } from './release.js';
-import { TaskMessages } from './task-messages.js';
+import { TaskMessages, type Routes } from './task-messages.js';
+import { WaitingRouter } from './waiting-router.js';
+import { WorkerRoutes } from './worker-routes.js';
 
 /** The tier's parts, and its services in start order (each uses those before it). */
 export interface Tier extends PartitionState {
@@ -64,7 +66,8 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
   const state = partitionState(cx);
   const marks = new PostgresOnlyMarks(o.pool, state.ownership, log);
   const producer = o.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  const dispatcher = newDispatcher(cx, state, producer);
+  const routes = new WorkerRoutes({ kafka: o.kafka, codec: o.codec, topic: o.topics.workers, log });
+  const dispatcher = newDispatcher(cx, state, producer, () => routes.table());
   const preloader = newPreloader(cx, state, dispatcher);
   const leases = new Leases(o.redis, {
     keyPrefix: o.keyPrefix ?? '',
@@ -85,6 +88,17 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
     ...(o.onReaped ? { onReaped: o.onReaped } : {}),
   });
   const events = newEventsConsumer(cx, state, dispatcher);
+  const waiting = new WaitingRouter({
+    kafka: o.kafka,
+    codec: o.codec,
+    producer,
+    topics: o.topics,
+    resourceClasses: o.resourceClasses ?? ['critical', 'default', 'cpu', 'io'],
+    groupId: `${o.groupId ?? 'kairos-delay-tier'}-waiting`,
+    routes: () => routes.table(),
+    registry: metrics.registry,
+    log,
+  });
   wireNotices(cx, state, dispatcher, preloader);
   cx.notices.on('modeChanged', (partition, fallback) => marks.changed(partition, fallback));
   const services: Service[] = [
@@ -92,6 +106,8 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
     // Stopped after the dispatcher: its last dispatches are written.
     lagHistory,
     new Lifecycle('task producer', { start: () => producer.connect(), stop: () => producer.disconnect() }),
+    // Before anything dispatches: tasks are routed by which live workers handle their types.
+    routes,
     events,
     // Stopped after the loops: a partition's recovery under way finishes before Kafka goes.
     new Lifecycle('partition recoveries', {
@@ -101,6 +117,7 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
     dispatcher,
     preloader,
     reaper,
+    waiting,
   ];
   return { ...state, leases, dispatcher, preloader, services };
 }
@@ -138,6 +155,7 @@ function newDispatcher(
   { o, log, metrics, lagHistory }: Context,
   state: PartitionState,
   producer: Producer,
+  routes: Routes,
 ): DispatchLanes {
   return new DispatchLanes(
     {
@@ -148,7 +166,7 @@ function newDispatcher(
       release: state.release,
       pool: o.pool,
       producer,
-      messages: new TaskMessages(o.codec, o.topics),
+      messages: new TaskMessages(o.codec, o.topics, routes),
       gate: new OccurrenceGate({
         codec: o.codec,
         jobEventsTopic: o.topics.jobEvents,

@@ -60,7 +60,8 @@ export async function dispatchRound(
   const stale = new Set<number>();
   const failed: HotRecord[] = [];
   const live = popped.flatMap((p) => p.records).filter((r) => !settled.has(r));
-  for (const [topic, group] of deps.messages.byTopic(live)) {
+  // One transaction per class, whatever number of services its tasks are routed to.
+  for (const [topic, group] of deps.messages.byTopic(live, 'class')) {
     try {
       const current = await dispatchTopic(deps, group, byPartition);
       // Unclaimed jobs of current partitions were cancelled, rescheduled or dispatched meanwhile.

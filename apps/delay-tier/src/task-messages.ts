@@ -1,22 +1,50 @@
 import { HEADERS, type AvroCodec, type TopicNames } from '@kairos/kafka';
-import { endHopSpan, HOP_SPANS, startHopSpan, traceparentOfSpan } from '@kairos/core';
+import { endHopSpan, HOP_SPANS, startHopSpan, traceparentOfSpan, type RoutingTable } from '@kairos/core';
 import { SCHEMAS } from '@kairos/schemas';
 import { SpanKind } from '@opentelemetry/api';
 import type { Message } from 'kafkajs';
 import { taskDispatch, type HotRecord } from './record.js';
 
-/** Builds task messages (the codec registers a class's task schema on its first message). */
+/** The routing of the moment (kairos.workers); undefined: every task to its class topic. */
+export type Routes = () => RoutingTable | undefined;
+
+/**
+ * Builds task messages (the codec registers a topic's task schema on its first message) and
+ * routes each task: to the topic of a service that handles its type, its class topic, or its
+ * class's waiting topic (see RoutingTable). A record's topic is decided once, so a round groups,
+ * encodes and sends it alike even if the registry changes meanwhile.
+ */
 export class TaskMessages {
   readonly #codec: AvroCodec;
   readonly #topics: TopicNames;
+  readonly #routes: Routes;
+  readonly #decided = new WeakMap<HotRecord, string>();
 
-  constructor(codec: AvroCodec, topics: TopicNames) {
+  constructor(codec: AvroCodec, topics: TopicNames, routes: Routes = () => undefined) {
     this.#codec = codec;
     this.#topics = topics;
+    this.#routes = routes;
   }
 
   topic(record: HotRecord): string {
+    let topic = this.#decided.get(record);
+    if (topic === undefined) {
+      topic = this.#route(record);
+      this.#decided.set(record, topic);
+    }
+    return topic;
+  }
+
+  /** The class topic: what one dispatch transaction covers (a class's services share it). */
+  classTopic(record: HotRecord): string {
     return this.#topics.tasks(record.resource_class);
+  }
+
+  #route(r: HotRecord): string {
+    const route = this.#routes()?.route(r.resource_class, r.job_type, r.job_id);
+    if (!route || route.kind === 'class') return this.#topics.tasks(r.resource_class);
+    if (route.kind === 'service') return this.#topics.serviceTasks(r.resource_class, route.service);
+    return this.#topics.waiting(r.resource_class);
   }
 
   /**
@@ -62,11 +90,11 @@ export class TaskMessages {
     }
   }
 
-  /** Groups records by task topic, keeping their order. */
-  byTopic(records: readonly HotRecord[]): Map<string, HotRecord[]> {
+  /** Groups records by task topic (or by class topic: `by`), keeping their order. */
+  byTopic(records: readonly HotRecord[], by: 'topic' | 'class' = 'topic'): Map<string, HotRecord[]> {
     const groups = new Map<string, HotRecord[]>();
     for (const r of records) {
-      const topic = this.topic(r);
+      const topic = by === 'topic' ? this.topic(r) : this.classTopic(r);
       const g = groups.get(topic) ?? [];
       groups.set(topic, g);
       g.push(r);

@@ -24,7 +24,6 @@ function configuredWorker(): Worker {
       topicPrefix: env.KAIROS_TOPIC_PREFIX ?? '',
       redisUrl: env.KAIROS_REDIS_URL ?? 'redis://127.0.0.1:56379',
       redisKeyPrefix: env.KAIROS_REDIS_KEY_PREFIX ?? '',
-      service: 'worker-example', // the name `kairos workers` shows
       concurrency: Number(env.WORKER_CONCURRENCY ?? 20),
       // e.g. critical:12: slots only critical tasks may use (the rest are shared by every class).
       reservedSlots: parseReservedSlots(

@@ -44,3 +44,4 @@ export * from './trace-context.js';
 export * from './hop-spans.js';
 export * from './lag-history.js';
 export * from './overview.js';
+export * from './routing.js';

@@ -1,4 +1,4 @@
-import { LIVE_STATES as LIVE } from '@kairos/core';
+import { LIVE_STATES as LIVE, UNSTARTED } from '@kairos/core';
 
 // SQL fragments of the tracker's report statements (tracking.ts): which reports may touch
 // PostgreSQL at all, and the audit of those that may not.
@@ -30,7 +30,7 @@ const REPLAY =
  * is still QUEUED. Started (RUNNING: its worker's lease was lost with Redis's data) or superseded,
  * the report changes nothing, so the attempt's own result can still be recorded.
  */
-const UNSTARTED_CHECK = `WHEN r.failure_class = 'unstarted' AND (j.state <> 'QUEUED' OR r.fence <> j.fence)
+const UNSTARTED_CHECK = `WHEN r.failure_class = '${UNSTARTED}' AND (j.state <> 'QUEUED' OR r.fence <> j.fence)
                 THEN 'attempt_started'`;
 
 /**

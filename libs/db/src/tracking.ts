@@ -1,4 +1,4 @@
-import type { Job } from '@kairos/core';
+import { UNSTARTED, type Job } from '@kairos/core';
 import type pg from 'pg';
 import { jobRowColumnsOf, toJob, type JobDbRow } from './jobs.js';
 import { AUDIT, LIVE_STATES, REFUSALS_BY_REASON, VERDICT, type Refusals } from './refused-reports.js';
@@ -9,8 +9,7 @@ import { AUDIT, LIVE_STATES, REFUSALS_BY_REASON, VERDICT, type Refusals } from '
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /** Sorts `unstarted` reports (UNSTARTED in @kairos/core) before any other report of the attempt. */
-const unstartedFirst = (r: { failureClass: string | null }): number =>
-  r.failureClass === 'unstarted' ? 0 : 1;
+const unstartedFirst = (r: { failureClass: string | null }): number => (r.failureClass === UNSTARTED ? 0 : 1);
 
 /** One statement may touch an attempt row only once: duplicates (redeliveries) collapse to the last. */
 function lastPerAttempt<T extends { jobId: string; fence: number }>(records: readonly T[]): T[] {

@@ -13,6 +13,8 @@ export const HEADERS = {
   requestId: 'kairos-request-id',
   /** Rejections of schedule requests: the machine-readable reason. */
   rejectionReason: 'kairos-rejection-reason',
+  /** Tasks given back for want of a handler: how many times this one was (absent: never). */
+  returns: 'kairos-returns',
   /** Job events the outbox relay sent (`direct`); Debezium's copies have none. */
   relay: 'kairos-relay',
 } as const;

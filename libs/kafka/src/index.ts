@@ -9,6 +9,7 @@ export * from './groups.js';
 export * from './group-seeding.js';
 export * from './tail.js';
 export * from './worker-registry.js';
+export * from './service-topics.js';
 export * from './avro.js';
 export * from './record-decoder.js';
 export * from './record-checks.js';

@@ -55,6 +55,10 @@ export interface TopicNames {
   /** Worker instances' heartbeats (worker-heartbeat.avsc; compacted, key = `<group>/<worker>`). */
   readonly workers: string;
   tasks(resourceClass: string): string;
+  /** The tasks of a class for one service that reads topics of its own (routing by job type). */
+  serviceTasks(resourceClass: string, service: string): string;
+  /** Tasks of a class no live worker handles yet: the delay tier routes them once one does. */
+  waiting(resourceClass: string): string;
   dlq(resourceClass: string): string;
 }
 
@@ -69,8 +73,21 @@ export function topicNames(prefix = ''): TopicNames {
     deadRecords: `${prefix}kairos.dead-records`,
     workers: `${prefix}kairos.workers`,
     tasks: (rc) => `${prefix}kairos.tasks.${assertResourceClass(rc)}`,
+    serviceTasks: (rc, service) =>
+      `${prefix}kairos.tasks.${assertResourceClass(rc)}.${assertServiceName(service)}`,
+    waiting: (rc) => `${prefix}kairos.waiting.${assertResourceClass(rc)}`,
     dlq: (rc) => `${prefix}kairos.dlq.${assertResourceClass(rc)}`,
   };
+}
+
+const SERVICE_RE = /^[a-z][a-z0-9-]{0,63}$/;
+
+/** A service with topics of its own names them: lower case, digits and '-', 1-64, a letter first. */
+export function assertServiceName(service: string): string {
+  if (!SERVICE_RE.test(service)) {
+    throw new RangeError(`service "${service}" must match ${SERVICE_RE.source} to name its topics`);
+  }
+  return service;
 }
 
 export function assertResourceClass(rc: string): string {
@@ -143,6 +160,12 @@ export function topicCatalogue(options: CatalogueOptions = {}): TopicSpec[] {
       partitions: 4,
       configs: { 'retention.ms': week },
       purpose: `delay-tier → workers of resource class ${rc}`,
+    });
+    specs.push({
+      name: names.waiting(rc),
+      partitions: 4,
+      configs: { 'retention.ms': week },
+      purpose: `delay-tier, workers → delay-tier: tasks of class ${rc} no live worker handles yet`,
     });
     specs.push({
       name: names.dlq(rc),

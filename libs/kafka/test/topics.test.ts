@@ -14,8 +14,10 @@ describe('topic catalogue', () => {
       'x.kairos.dead-records',
       'x.kairos.workers',
       'x.kairos.tasks.critical',
+      'x.kairos.waiting.critical',
       'x.kairos.dlq.critical',
       'x.kairos.tasks.gpu',
+      'x.kairos.waiting.gpu',
       'x.kairos.dlq.gpu',
     ]);
   });

@@ -5,12 +5,13 @@ import type { Admission } from './admission.js';
 import { AttemptLease, type Heartbeats } from './attempt-lease.js';
 import { taskContext, type Handler } from './context.js';
 import { ZombieWriteSuppressed } from './errors.js';
-import { describeFailure, PermanentError } from './failures.js';
+import { describeFailure } from './failures.js';
 import { endHandlerSpan, inHandlerSpan, startHandlerSpan } from './handler-span.js';
 import { jobLogger } from './job-logger.js';
 import type { BatchedLeases } from './lease-batches.js';
 import type { WorkerLogger } from './options.js';
 import type { ResultPublisher } from './results.js';
+import type { TaskReturns } from './returns.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 import type { RunOutcome, Task } from './task-pool.js';
 
@@ -23,9 +24,6 @@ const ADMISSION_RETRY_MS = 250;
 /** How long a task whose result could not be published waits before it runs again here, ms. */
 const PUBLISH_RETRY_MS = 1000;
 
-/** Error class reported for a task whose job type has no registered handler. */
-export const NO_HANDLER = 'NO_HANDLER';
-
 export interface AttemptRunnerOptions {
   readonly workerId: string;
   readonly handlers: ReadonlyMap<string, Handler>;
@@ -33,6 +31,8 @@ export interface AttemptRunnerOptions {
   readonly leases: BatchedLeases;
   readonly heartbeats: Heartbeats;
   readonly results: ResultPublisher;
+  /** Where a task of a type with no handler here goes back to (its class's waiting topic). */
+  readonly returns: TaskReturns;
   /** Aborted when the worker stops past its shutdown timeout. */
   readonly shutdown: AbortSignal;
   readonly logger: WorkerLogger;
@@ -73,6 +73,8 @@ export class AttemptRunner {
       ...(task.traceparent !== null && { traceparent: task.traceparent }),
     });
     const run: Run = { d, log, traceparent: task.traceparent };
+    const handler = this.#o.handlers.get(d.job_type);
+    if (!handler) return this.#giveBack(task, log);
     if (!this.#o.admission.admit(d.job_type, d.attempt)) {
       // The breaker is open (or slowly starting) or the retry budget is spent: not now. The task
       // waits here and asks again; it is not run, so it uses none of the job's attempts.
@@ -105,7 +107,7 @@ export class AttemptRunner {
     lease.start();
     const startedAt = Date.now();
     this.#reportStart(run, startedAt);
-    const error = await this.#execute(run, lease, attempt);
+    const error = await this.#execute(run, handler, lease, attempt);
     handlerDone();
     if (this.#o.shutdown.aborted && error !== null && !lease.stopped) {
       // Aborted by shutdown: no verdict on the job. The lease is released and the task delivered
@@ -156,20 +158,11 @@ export class AttemptRunner {
   /** Runs the handler (in its span when tracing is on); returns the failure it ended with, or null. */
   async #execute(
     run: Run,
+    handler: Handler,
     lease: AttemptLease,
     attempt: AbortController,
   ): Promise<TaskResultRecord['error']> {
     const d = run.d;
-    const handler = this.#o.handlers.get(d.job_type);
-    if (!handler) {
-      this.#o.metrics.handled(d.job_type, NO_HANDLER, 0);
-      return {
-        ...describeFailure(
-          new PermanentError(`no handler for job type "${d.job_type}" on ${this.#o.workerId}`),
-        ),
-        error_class: NO_HANDLER,
-      };
-    }
     const shutdown = this.#o.shutdown;
     const onShutdown = () => attempt.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -205,6 +198,22 @@ export class AttemptRunner {
       );
     }
     return error;
+  }
+
+  /**
+   * No handler for the task's type here: it is given back, unclaimed, to its class's waiting topic
+   * for a service that handles it (see TaskReturns); never failed for it. Counted.
+   */
+  async #giveBack(task: Task, log: WorkerLogger): Promise<RunOutcome> {
+    try {
+      await this.#o.returns.giveBack(task);
+    } catch (err) {
+      log.warn({ err }, 'could not give back a task of a type with no handler here; trying again');
+      return { againInMs: PUBLISH_RETRY_MS };
+    }
+    this.#o.metrics.returned(task.dispatch.job_type);
+    log.info({ type: task.dispatch.job_type, returns: task.returns + 1 }, 'no handler here: task given back');
+    return { end: 'done' };
   }
 
   /**

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { checkTls, type BreakerOptions, type TlsOptions } from '@kairos/core';
 import {
   assertResourceClass,
+  assertServiceName,
   DEFAULT_SESSION_TIMEOUT_MS,
   type RegistryAuth,
   type SaslOptions,
@@ -62,8 +63,11 @@ export interface WorkerOptions {
    */
   readonly groupId?: string;
   /**
-   * The name of the service this worker runs in (`mailer`, `billing`): how `kairos workers`,
-   * `GET /v1/workers` and the console name it. 1-100 of `A-Z a-z 0-9 . _ -`. Default: its group id.
+   * The name of the service this worker runs in (`mailer`, `billing`). Given, the worker reads its
+   * service's own task topics (`kairos.tasks.<class>.<service>`, created on start) and the delay
+   * tier sends there only the job types the service's live workers handle: services sharing a
+   * class never take each other's jobs. Lower case, digits and '-', 1-64, a letter first.
+   * Default: none (the worker reads the class topics; `kairos workers` names it by its group).
    */
   readonly service?: string;
   /**
@@ -155,7 +159,10 @@ export interface CompiledWorkerOptions {
   readonly concurrency: number;
   readonly reservedSlots: ReservedSlots;
   readonly groupId: string;
+  /** The given service name, else the group id (what `kairos workers` shows). */
   readonly service: string;
+  /** A service was named: the worker reads its own task topics. */
+  readonly serviceTopics: boolean;
   readonly registryIntervalMs: number;
   readonly metrics: Registry | undefined;
   readonly topicPrefix: string;
@@ -181,12 +188,14 @@ const MIN_BUFFERED_TASKS = 4096;
 
 const silent: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-const SERVICE_RE = /^[A-Za-z0-9._-]{1,100}$/;
-
 function checkService(service: string): string {
-  if (!SERVICE_RE.test(service))
-    throw new RangeError(`service must be 1-100 of A-Z a-z 0-9 . _ -, got ${JSON.stringify(service)}`);
-  return service;
+  try {
+    return assertServiceName(service);
+  } catch {
+    throw new RangeError(
+      `service must be lower case letters, digits and '-' (1-64, a letter first), got ${JSON.stringify(service)}`,
+    );
+  }
 }
 
 function positiveInt(name: string, value: number): number {
@@ -224,7 +233,10 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     throw new RangeError(`onZombie must be 'shutdown' or 'continue', got ${String(onZombie)}`);
   }
   const prefix = o.topicPrefix ?? '';
-  const groupId = o.groupId ?? `${prefix}kairos-workers.${classes.join('+')}`;
+  const named = o.service === undefined ? undefined : checkService(o.service);
+  const groupId =
+    o.groupId ??
+    (named ? `${prefix}kairos-service.${named}` : `${prefix}kairos-workers.${classes.join('+')}`);
   const concurrency = positiveInt('concurrency', o.concurrency ?? 10);
   const maxBufferedTasks = positiveInt(
     'maxBufferedTasks',
@@ -247,8 +259,8 @@ export function compileWorkerOptions(o: WorkerOptions): CompiledWorkerOptions {
     concurrency,
     reservedSlots: checkReservedSlots(o.reservedSlots, classes, concurrency),
     groupId,
-    // The default names no topic, so any group id will do; a name given may one day name topics.
-    service: o.service === undefined ? groupId : checkService(o.service),
+    service: named ?? groupId,
+    serviceTopics: named !== undefined,
     registryIntervalMs: positiveInt('registryIntervalMs', o.registryIntervalMs ?? 10_000),
     metrics: o.metrics,
     topicPrefix: prefix,

@@ -13,6 +13,8 @@ export interface RegistrationOptions {
   readonly groupId: string;
   readonly workerId: string;
   readonly resourceClasses: readonly string[];
+  /** It reads its service's own topics (the delay tier routes its types there). */
+  readonly serviceTopics: boolean;
   /** The job types handled, read at each heartbeat (handlers may be added after start). */
   readonly jobTypes: () => string[];
   readonly intervalMs: number;
@@ -66,6 +68,7 @@ export class Registration {
       started_at: this.#startedAt,
       sent_at: Date.now(),
       interval_ms: o.intervalMs,
+      service_topics: o.serviceTopics,
     };
     await announceWorker(o.producer, o.codec, o.topic, record);
   }

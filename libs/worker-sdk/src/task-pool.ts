@@ -6,6 +6,8 @@ export interface Task {
   readonly dispatch: TaskDispatchRecord;
   /** The task message's W3C trace context (null: none, or malformed). */
   readonly traceparent: string | null;
+  /** How many times workers without a handler for its type gave it back (0: never). */
+  readonly returns: number;
   /** Its partition's state here: once revoked, a task not started yet is left to the next owner. */
   readonly source: { readonly revoked: boolean };
   readonly offset: string;

@@ -21,6 +21,8 @@ export interface WorkerMetrics {
   zombie(): void;
   /** A task was not run: its claim said why (cancelled, stale, done, busy, gone). */
   discarded(reason: string): void;
+  /** A task of a type with no handler here was given back to its class's waiting topic. */
+  returned(jobType: string): void;
 }
 
 const BREAKER_VALUE = { closed: 0, ramping: 1, open: 2 } as const;
@@ -94,6 +96,12 @@ export function createWorkerMetrics(
     labelNames: ['worker_id', 'reason'] as const,
     registers: [registry],
   });
+  const returns = new Counter({
+    name: 'kairos_worker_tasks_returned_total',
+    help: 'Tasks of a type with no handler on this worker, given back to their class waiting topic',
+    labelNames: ['worker_id', 'job_type'] as const,
+    registers: [registry],
+  });
   // Present from the start at 0: an absent series is not a zero to an alert rule.
   renewals.inc({ worker_id: workerId }, 0);
   zombies.inc({ worker_id: workerId }, 0);
@@ -106,6 +114,8 @@ export function createWorkerMetrics(
     renewalFailed: () => renewals.inc({ worker_id: workerId }),
     zombie: () => zombies.inc({ worker_id: workerId }),
     discarded: (reason) => discards.inc({ worker_id: workerId, reason }),
+    // Not a registered type by definition: its name is bounded by what the routing sends here.
+    returned: (jobType) => returns.inc({ worker_id: workerId, job_type: jobType }),
   };
 }
 
@@ -115,4 +125,5 @@ export const NO_WORKER_METRICS: WorkerMetrics = {
   renewalFailed: () => undefined,
   zombie: () => undefined,
   discarded: () => undefined,
+  returned: () => undefined,
 };

@@ -8,6 +8,7 @@ import {
   HEADERS,
   describeProblems,
   RecordDecoder,
+  ensureServiceTopics,
   seedGroupOffsets,
   taskDispatchProblems,
   topicNames,
@@ -35,10 +36,15 @@ import {
 } from './options.js';
 import { ResultPublisher } from './results.js';
 import { Registration } from './registration.js';
+import { TaskReturns } from './returns.js';
 import { TaskPool, type Task, type TaskEnd } from './task-pool.js';
 import { createWorkerMetrics, NO_WORKER_METRICS, type WorkerMetrics } from './worker-metrics.js';
 
-export { NO_HANDLER } from './attempt-runner.js';
+/**
+ * @deprecated Never reported any more: a task whose type has no handler on a worker is given back
+ * to its class's waiting topic (a service that handles it runs it), not failed.
+ */
+export const NO_HANDLER = 'NO_HANDLER';
 
 /** How long a task whose value could not be decoded yet (registry unreachable) waits, ms. */
 const DECODE_RETRY_MS = 500;
@@ -104,7 +110,8 @@ export class Worker extends LifecycleService {
     super('worker');
     this.#o = compileWorkerOptions(options);
     const o = this.#o;
-    const topicOf = (rc: string) => topicNames(o.topicPrefix).tasks(rc);
+    const names = topicNames(o.topicPrefix);
+    const topicOf = (rc: string) => (o.serviceTopics ? names.serviceTasks(rc, o.service) : names.tasks(rc));
     this.#classOfTopic = new Map(o.resourceClasses.map((rc) => [topicOf(rc), rc]));
     const kafka = createKafka({
       brokers: o.brokers,
@@ -136,6 +143,7 @@ export class Worker extends LifecycleService {
       groupId: o.groupId,
       workerId: o.workerId,
       resourceClasses: o.resourceClasses,
+      serviceTopics: o.serviceTopics,
       jobTypes: () => [...this.#handlers.keys()].filter((t) => t !== CANARY_TYPE),
       intervalMs: o.registryIntervalMs,
       logger: o.logger,
@@ -187,6 +195,7 @@ export class Worker extends LifecycleService {
       ),
       heartbeats: new Heartbeats(o.heartbeatMs),
       results: new ResultPublisher(this.#producer, this.#codec, topicNames(o.topicPrefix).taskResults),
+      returns: new TaskReturns(this.#producer, this.#codec, topicNames(o.topicPrefix)),
       shutdown: this.#abort.signal,
       logger: o.logger,
       onZombie: (err, log) => this.#zombie(err, log),
@@ -239,6 +248,15 @@ export class Worker extends LifecycleService {
     await this.#producer.connect();
     // Before the first join: a new group starts where the class's other groups are (see groupId).
     const topics = [...this.#classOfTopic.keys()];
+    if (this.#o.serviceTopics) {
+      const created = await ensureServiceTopics(
+        this.#kafka,
+        this.#o.topicPrefix,
+        this.#o.resourceClasses,
+        this.#o.service,
+      );
+      if (created.length > 0) this.#o.logger.info({ topics: created }, 'service task topics created');
+    }
     await seedGroupOffsets(this.#kafka, { groupId: this.#o.groupId, topics, logger: this.#o.logger });
     await this.#consumer.start();
     await this.#registration.start();
@@ -320,7 +338,8 @@ export class Worker extends LifecycleService {
       }
     }
     const traceparent = validTraceparent(headerString(message.headers, HEADERS.traceparent));
-    const task: TakenTask = { dispatch, source: w, offset: message.offset, traceparent };
+    const returns = Number(headerString(message.headers, HEADERS.returns) ?? 0) || 0;
+    const task: TakenTask = { dispatch, source: w, offset: message.offset, traceparent, returns };
     let end: (done: boolean) => void = () => undefined;
     const done = new Promise<boolean>((r) => (end = r));
     this.#attempts.set(key, { task, done, end });

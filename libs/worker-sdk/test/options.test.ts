@@ -27,8 +27,8 @@ describe('worker options', () => {
     [{ ...base, reservedSlots: { critical: 2 } }, /reservedSlots names resource class "critical"/],
     [{ ...base, reservedSlots: { io: -1 } }, /reservedSlots.io must be a non-negative integer/],
     [{ ...base, concurrency: 4, reservedSlots: { io: 4 } }, /reservedSlots must total less than concurrency/],
-    [{ ...base, service: 'my mailer' }, /service must be 1-100 of/],
-    [{ ...base, service: '' }, /service must be 1-100 of/],
+    [{ ...base, service: 'my mailer' }, /service must be lower case/],
+    [{ ...base, service: '' }, /service must be lower case/],
     [{ ...base, registryIntervalMs: 0 }, /registryIntervalMs/],
   ])('rejects %j', (options, message) => {
     expect(() => new Worker(options)).toThrow(message);
@@ -59,7 +59,7 @@ describe('worker options', () => {
   test('the service is named by the group id unless given (any group id will do)', () => {
     const twoClasses = { ...base, resourceClasses: ['io', 'default'] };
     expect(compileWorkerOptions(twoClasses).service).toBe('kairos-workers.default+io');
-    expect(compileWorkerOptions({ ...base, service: 'mailer.v2' }).service).toBe('mailer.v2');
+    expect(compileWorkerOptions({ ...base, service: 'mailer-v2' }).service).toBe('mailer-v2');
     expect(compileWorkerOptions(base).registryIntervalMs).toBe(10_000);
   });
 });

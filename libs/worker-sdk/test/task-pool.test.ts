@@ -8,6 +8,7 @@ function task(id: string, dueAt = 0, source = { revoked: false }, rc = 'default'
     source,
     offset: id,
     traceparent: null,
+    returns: 0,
   };
 }
 
