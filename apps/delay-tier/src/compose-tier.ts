@@ -97,6 +97,7 @@ export function composeTier(o: DelayTierOptions, log: Logger, metrics: DelayTier
     groupId: `${o.groupId ?? 'kairos-delay-tier'}-waiting`,
     routes: () => routes.table(),
     registry: metrics.registry,
+    alertAfterMs: o.waitingAlertAfterMs ?? 300_000,
     log,
   });
   wireNotices(cx, state, dispatcher, preloader);

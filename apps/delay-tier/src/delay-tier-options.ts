@@ -95,6 +95,12 @@ export interface DelayTierOptions {
    * after this, ms. Default: 500.
    */
   readonly overlapRecheckMs?: number;
+  /**
+   * A task waiting this long for a worker that handles its type raises `KairosTasksWaiting` (the
+   * delay tier exports it as `kairos_tasks_waiting_alert_after_seconds`, the rule compares), ms.
+   * Default: 300,000 (5 min).
+   */
+  readonly waitingAlertAfterMs?: number;
 }
 
 export function checkOptions(o: DelayTierOptions): void {
@@ -118,6 +124,7 @@ export function checkOptions(o: DelayTierOptions): void {
   int('fallbackProbeMs', o.fallbackProbeMs, 10);
   int('reapIntervalMs', o.reapIntervalMs, 10);
   int('overlapRecheckMs', o.overlapRecheckMs, 10);
+  int('waitingAlertAfterMs', o.waitingAlertAfterMs, 1000);
   int('versionTtlSeconds', o.versionTtlSeconds, 60);
   for (const [tenant, w] of o.tenantWeights ?? []) int(`tenantWeights.${tenant}`, w, 1);
   if (o.recoverBelow !== undefined && !(o.recoverBelow > 0 && o.recoverBelow <= 1))

@@ -60,6 +60,7 @@ runMain(async () => {
     preloadMaxIntervalMs: tenv.preloadMaxIntervalMs,
     tenantWeights: tenv.tenantWeights,
     overlapRecheckMs: tenv.overlapRecheckMs,
+    waitingAlertAfterMs: tenv.waitingAlertAfterMs,
     metrics: createDelayTierMetrics({ scheduleLabelLimit: scheduleSlaEnv().scheduleLabelLimit }),
     log,
     onFatal: () => process.exit(1),

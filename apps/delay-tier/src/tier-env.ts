@@ -24,6 +24,8 @@ export interface TierEnv {
   readonly dispatchMaxSleepMs: number;
   /** KAIROS_PRELOAD_MAX_INTERVAL_MS: the idle pre-loader's longest pause, default 10,000. */
   readonly preloadMaxIntervalMs: number;
+  /** KAIROS_WAITING_ALERT_AFTER_MS: a task waiting this long for a handler raises KairosTasksWaiting, default 300,000. */
+  readonly waitingAlertAfterMs: number;
 }
 
 export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
@@ -48,5 +50,6 @@ export function tierEnv(env: NodeJS.ProcessEnv = process.env): TierEnv {
     dispatchConcurrency: intVar(env, 'KAIROS_DISPATCH_CONCURRENCY', 1, 1, 32),
     dispatchMaxSleepMs: intVar(env, 'KAIROS_DISPATCH_MAX_SLEEP_MS', 1000, 10, 60_000),
     preloadMaxIntervalMs: intVar(env, 'KAIROS_PRELOAD_MAX_INTERVAL_MS', 10_000, 1000, 600_000),
+    waitingAlertAfterMs: intVar(env, 'KAIROS_WAITING_ALERT_AFTER_MS', 300_000, 1000, 86_400_000),
   };
 }

@@ -25,6 +25,8 @@ export interface WaitingRouterOptions {
   readonly log: Logger;
   /** How often held tasks are routed again, ms. Default: 1,000. */
   readonly intervalMs?: number;
+  /** Exported as `kairos_tasks_waiting_alert_after_seconds` for the KairosTasksWaiting rule, ms. */
+  readonly alertAfterMs: number;
   /** Tasks held in memory at most; past it the waiting topics are paused. Default: 10,000. */
   readonly maxHeld?: number;
 }
@@ -35,6 +37,7 @@ interface Held {
   readonly message: KafkaMessage;
   /** Decoded once (undefined until then, and for one that never decodes: routed = true). */
   task: TaskDispatchRecord | undefined;
+  /** When it entered the waiting topic (its record's timestamp: a restarted tier keeps the age). */
   readonly since: number;
   routed: boolean;
 }
@@ -97,7 +100,13 @@ export class WaitingRouter extends LifecycleService {
     const list = this.#held.get(`${topic}/${partition}`) ?? [];
     this.#held.set(`${topic}/${partition}`, list);
     for (const message of taken) {
-      list.push({ offset: message.offset, message, task: undefined, since: Date.now(), routed: false });
+      list.push({
+        offset: message.offset,
+        message,
+        task: undefined,
+        since: Number(message.timestamp),
+        routed: false,
+      });
     }
     this.#size += taken.length;
     if (taken.length < messages.length) {
@@ -218,6 +227,13 @@ export class WaitingRouter extends LifecycleService {
         for (const [rc, since] of oldest) this.set({ resource_class: rc }, (now - since) / 1000);
       },
     });
+    const after = new Gauge({
+      name: 'kairos_tasks_waiting_alert_after_seconds',
+      help: 'KairosTasksWaiting fires once the oldest waiting task of a class has waited longer than this',
+      labelNames: ['resource_class'] as const,
+      registers: [this.#o.registry],
+    });
+    for (const rc of this.#o.resourceClasses) after.set({ resource_class: rc }, this.#o.alertAfterMs / 1000);
   }
 }
 
