@@ -3,6 +3,7 @@ import { expect, test } from 'vitest';
 import type { DelayTierOptions, HotRecord } from '@kairos/delay-tier';
 import { InProcessPipeline } from '@kairos/ops';
 import { useNamespace, type Namespace } from '../support/namespace.js';
+import { announceClassWorker } from '../support/announce.js';
 import { eventually, RESOURCE_CLASSES } from '../support/pipeline.js';
 
 /** The delay tier's default: jobs per tenant per round-robin pass at weight 1. */
@@ -31,6 +32,9 @@ async function startTier(
     onDispatched: (record, atMs) => log.push({ record, atMs }),
   });
   ns.defer(() => p.stop());
+  // No worker runs: one is announced for the test's types, so its tasks go to the class topics.
+  const types = ['fair.a', 'fair.b', 'fair.weighted', ...RESOURCE_CLASSES.map((rc) => `fair.${rc}`)];
+  await announceClassWorker(ns, p, RESOURCE_CLASSES, types);
   await eventually('the delay tier to own every partition', () =>
     Promise.resolve(p.delayTier.ownedPartitions().length === ns.services.jobEventPartitions),
   );

@@ -5,6 +5,7 @@ import { expect, test } from 'vitest';
 import type { HotRecord } from '@kairos/delay-tier';
 import { InProcessPipeline } from '@kairos/ops';
 import { useNamespace } from '../support/namespace.js';
+import { announceClassWorker } from '../support/announce.js';
 import { eventually, RESOURCE_CLASSES } from '../support/pipeline.js';
 
 /** Jobs in the herd; HERD_JOBS=5000 for a quick run on a busy machine. */
@@ -81,6 +82,8 @@ test(
       onDispatched,
     });
     ns.defer(() => p.stop());
+    // No worker runs: one is announced for the herd's types, so its tasks go to the class topics.
+    await announceClassWorker(ns, p, RESOURCE_CLASSES, ['herd.noop', 'herd.warmup']);
     const tier = p.delayTier;
     const partitions = ns.services.jobEventPartitions;
     await eventually('the delay tier to own every partition', () =>

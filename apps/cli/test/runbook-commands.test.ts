@@ -28,6 +28,13 @@ const words = (line: string): string[] => [...line.matchAll(/"[^"]*"|'[^']*'|\S+
 const flagsOf = (c: Command): string[] =>
   c.options.flatMap((o) => [o.long, o.short]).filter((f) => f !== undefined);
 
+/**
+ * Whether a command with subcommands also runs by itself (`kairos workers` lists, `kairos workers
+ * retire` retires). Commander keeps the action private; were that to change, this says false and
+ * the runbooks' citations of such commands fail here, visibly.
+ */
+const runsAlone = (c: Command): boolean => typeof Reflect.get(c, '_actionHandler') === 'function';
+
 /** Why `args` is not a command line of `program`, or undefined when it is. */
 function problemOf(program: Command, args: string): string | undefined {
   let cmd = program;
@@ -43,7 +50,7 @@ function problemOf(program: Command, args: string): string | undefined {
     cmd = sub;
     for (const f of flagsOf(sub)) flags.add(f);
   }
-  if (cmd.commands.length > 0) return `\`${cmd.name()}\` needs a subcommand`;
+  if (cmd.commands.length > 0 && !runsAlone(cmd)) return `\`${cmd.name()}\` needs a subcommand`;
   return undefined;
 }
 
