@@ -5,53 +5,76 @@ import { startDeployment } from '../support/deployment.js';
 import type { Namespace } from '../support/namespace.js';
 import { eventually, RESOURCE_CLASSES } from '../support/pipeline.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import type { HandlerCall } from './history.js';
 
 const WORKER = resolve(import.meta.dirname, 'chaos-worker.ts');
 
 /** How often the tracker sends a canary per class in the chaos suite, ms. */
 export const CANARY_INTERVAL_MS = 2000;
 
+/** The chaos suite's worker services: disjoint job types on the same classes. */
+export const CHAOS_SERVICES = [
+  { service: 'chaos-a', types: ['chaos.work'] },
+  { service: 'chaos-b', types: ['chaos.mail'] },
+] as const;
+
+/** A worker process's service, types and consumer group. */
+export interface WorkerRole {
+  readonly service: string;
+  readonly types: readonly string[];
+  readonly groupId: string;
+}
+
 /**
- * Worker processes kept at a count, as a supervisor (Kubernetes, systemd) would: one that exits
- * (killed, or a zombie that shut itself down) is replaced. Tracks each worker's running jobs
- * from its START/DONE lines, so a fault can pick the worker with the most work in flight.
+ * Worker processes kept at a count per role, as a supervisor (Kubernetes, systemd) would: one
+ * that exits (killed, or a zombie that shut itself down) is replaced by one of the same role.
+ * Tracks each worker's running jobs from its START/DONE lines, so a fault can pick the worker
+ * with the most work in flight, and records every handler call.
  */
 export class WorkerPool {
   readonly inFlight = new Map<string, Set<string>>();
+  readonly calls: HandlerCall[] = [];
   readonly #d: ProcessDeployment;
-  readonly #env: string;
-  readonly #target: number;
+  readonly #services: object;
+  readonly #slots: { readonly role: WorkerRole; app?: RunningApp }[];
   #timer: NodeJS.Timeout | undefined;
   #starting: Promise<unknown> | undefined;
 
-  constructor(d: ProcessDeployment, env: string, target: number) {
+  /** `services`: where the workers find the namespace (WorkerServices). */
+  constructor(d: ProcessDeployment, services: object, roles: readonly WorkerRole[]) {
     this.#d = d;
-    this.#env = env;
-    this.#target = target;
+    this.#services = services;
+    this.#slots = roles.map((role) => ({ role }));
   }
 
   onLine(app: string, line: string): void {
-    const [kind, job] = line.split(' ');
+    const [kind, job, fence, at] = line.split(' ');
     if (!job || (kind !== 'START' && kind !== 'DONE')) return;
     const set = this.inFlight.get(app) ?? new Set<string>();
-    if (kind === 'START') set.add(job);
-    else set.delete(job);
+    if (kind === 'START') {
+      set.add(job);
+      this.calls.push({ jobId: job, fence: Number(fence), atMs: Number(at) });
+    } else set.delete(job);
     this.inFlight.set(app, set);
   }
 
   /** Starts the workers and keeps their count until stop(). */
   async start(): Promise<void> {
-    await Promise.all(Array.from({ length: this.#target }, () => this.#startOne()));
+    await Promise.all(this.#slots.map(async (s) => (s.app = await this.startWorker(s.role))));
     this.#timer = setInterval(() => {
-      if (this.#starting || this.#d.apps('worker').length >= this.#target) return;
-      this.#starting = this.#startOne()
+      const empty = this.#slots.find((s) => !s.app || !this.#d.apps('worker').includes(s.app));
+      if (this.#starting || !empty) return;
+      this.#starting = this.startWorker(empty.role)
+        .then((app) => (empty.app = app))
         .catch((err: unknown) => console.warn(`[chaos] a worker did not start: ${String(err)}`))
         .finally(() => (this.#starting = undefined));
     }, 250);
   }
 
-  #startOne(): Promise<RunningApp> {
-    return this.#d.startWorker(WORKER, 'READY', { CHAOS_WORKER_ENV: this.#env });
+  /** A worker process of `role` (not replaced if it exits, unless it is one of the pool's). */
+  startWorker(role: WorkerRole): Promise<RunningApp> {
+    const env = JSON.stringify({ ...this.#services, ...role });
+    return this.#d.startWorker(WORKER, 'READY', { CHAOS_WORKER_ENV: env });
   }
 
   /** Running workers, the one with the most jobs in flight first. */
@@ -71,14 +94,14 @@ export interface Topology {
   readonly delayTiers: number;
   readonly trackers: number;
   readonly ingests: number;
-  /** Worker processes, each on every class. */
+  /** Worker processes, each on every class, of the services in turn (CHAOS_SERVICES). */
   readonly workers: number;
   /** Partitions of kairos.job-events. Default: the namespace's. */
   readonly partitions?: number;
 }
 
-/** The default suite's: an owner and a standby, one tracker and ingest, three workers. */
-export const CHAOS_TOPOLOGY: Topology = { delayTiers: 2, trackers: 1, ingests: 1, workers: 3 };
+/** The default suite's: an owner and a standby, one tracker and ingest, two workers of each service. */
+export const CHAOS_TOPOLOGY: Topology = { delayTiers: 2, trackers: 1, ingests: 1, workers: 4 };
 
 export interface ChaosDeployment {
   readonly d: ProcessDeployment;
@@ -91,7 +114,8 @@ export interface ChaosDeployment {
 
 /**
  * The chaos suite's deployment: every app its own OS process (api, and by default two delay
- * tiers, tracker, ingest, three workers on every class: `topology`) on a private redis-server the suite may kill or flush,
+ * tiers, tracker, ingest, four workers on every class, two of each of two services with disjoint
+ * job types: `topology`) on a private redis-server the suite may kill or flush,
  * and the shared Kafka, Connect and PostgreSQL in the test's namespace. The canary runs every
  * CANARY_INTERVAL_MS. Everything is stopped on the namespace's cleanup.
  */
@@ -125,7 +149,7 @@ export async function startChaosDeployment(
     `CREATE TABLE chaos_effects (job_id uuid NOT NULL, fence bigint NOT NULL, worker text NOT NULL,
        at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   );
-  const env = JSON.stringify({
+  const services = {
     kafkaBrokers: ns.services.kafkaBrokers,
     registryUrl: ns.services.registryUrl,
     redisUrl: redis.url,
@@ -133,8 +157,12 @@ export async function startChaosDeployment(
     prefix: ns.prefix,
     schema: ns.schema,
     resourceClasses: RESOURCE_CLASSES,
+  };
+  const roles = Array.from({ length: topology.workers }, (_, i) => {
+    const s = CHAOS_SERVICES[i % CHAOS_SERVICES.length] ?? CHAOS_SERVICES[0];
+    return { ...s, groupId: `${ns.prefix}chaos-${s.service}` };
   });
-  const workers = new WorkerPool(d, env, topology.workers);
+  const workers = new WorkerPool(d, services, roles);
   ref.workers = workers;
   ns.defer(() => workers.stop());
   await workers.start();

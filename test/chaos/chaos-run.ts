@@ -8,7 +8,7 @@ import {
   type ChaosDeployment,
   type Topology,
 } from './chaos-deployment.js';
-import { collect, type Recorded } from './collect.js';
+import { collect, terminalSnapshot, type Recorded } from './collect.js';
 import type { Fault, FaultOutcome } from './faults.js';
 import { checkHistory, failoverMs, type AckedJob, type FaultMark, type FaultRow } from './history.js';
 import { planLoad } from './load-plan.js';
@@ -155,9 +155,15 @@ export async function runChaos(ns: Namespace, o: ChaosRunOptions): Promise<Chaos
   const runner = new LoadRunner(d, planLoad({ seed: o.seed, jobs: o.jobs, durationMs }), startMs);
   runner.start();
   const marks: { name: string; atMs: number; outcome: FaultOutcome | void }[] = [];
+  // Each terminal job as first seen terminal (before each fault): it must be the same at the end.
+  const terminalFirst = new Map<string, string>();
+  const seeTerminal = async () => {
+    for (const [id, row] of await terminalSnapshot(d)) if (!terminalFirst.has(id)) terminalFirst.set(id, row);
+  };
   for (const [i, fault] of o.faults.entries()) {
     const at = startMs + o.baselineMs + i * o.windowMs;
     await eventually(`the time of fault ${fault.name}`, () => Date.now() >= at, durationMs + 600_000);
+    await seeTerminal();
     const atMs = Date.now();
     console.log(`[chaos] +${((atMs - startMs) / 1000).toFixed(1)} s ${fault.name}`);
     marks.push({ name: fault.name, atMs, outcome: await fault.inject({ ...cd, ns, seed: o.seed }) });
@@ -172,6 +178,7 @@ export async function runChaos(ns: Namespace, o: ChaosRunOptions): Promise<Chaos
   );
   await drain(cd, 120_000);
   const rec = await collect(ns, d);
+  const terminalLast = await terminalSnapshot(d);
   const acked = runner.acked();
   const runs = await scheduleRuns(d, scheduleId);
   const { rows, violations, late } = checkHistory({
@@ -181,6 +188,10 @@ export async function runChaos(ns: Namespace, o: ChaosRunOptions): Promise<Chaos
     starts: rec.starts,
     effects: rec.effects,
     canaries: rec.canaries,
+    calls: cd.workers.calls,
+    finishedMs: rec.finishedMs,
+    terminalFirst,
+    terminalLast,
     faults: marksOf(startMs, marks, acked, rec),
   });
   return {

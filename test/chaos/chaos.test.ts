@@ -9,7 +9,7 @@ import { formatFaultTable } from './history.js';
 // KAIROS_CHAOS_SHARED=0 leaves the shared Kafka, Connect and PostgreSQL alone; KAIROS_CHAOS_ONLY=
 // kafka,redis runs only the faults whose names contain one of the words.
 
-test('under load, every fault leaves every acknowledged job terminal, none early, none dispatched after its cancel, each effect once', async () => {
+test('under load, every fault leaves every acknowledged job terminal, none early, none dispatched after its cancel, each effect once, no finished job run again or changed', async () => {
   const ns = await useNamespace('chaos');
   const seed = Number(process.env.KAIROS_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
   const only = process.env.KAIROS_CHAOS_ONLY?.toLowerCase();

@@ -1,7 +1,7 @@
 import type { RunningApp } from '@kairos/ops';
 import type { Namespace } from '../support/namespace.js';
 import { eventually } from '../support/pipeline.js';
-import { owners, ownedCount, type ChaosDeployment } from './chaos-deployment.js';
+import { CHAOS_SERVICES, owners, ownedCount, type ChaosDeployment } from './chaos-deployment.js';
 import { seededRandom } from '@kairos/ops';
 import { STACK_FAULTS } from './stack-faults.js';
 
@@ -150,6 +150,26 @@ const redisFaults: Fault[] = [
 ];
 
 /**
+ * Redis loses everything, then a worker group never seen before joins (a new deployment of
+ * service chaos-a under another group id): it starts where chaos-a's group is, so it is handed
+ * tasks of jobs that finished, and only PostgreSQL can tell it so. The checker counts its handler
+ * calls of finished jobs and changes to terminal jobs (both must be 0).
+ */
+const newGroupAfterRedisLoss: Fault = {
+  name: 'Redis FLUSHALL, then a new worker group joins',
+  async inject(ctx) {
+    const r = ctx.redis.client();
+    try {
+      await r.flushall();
+    } finally {
+      await r.quit();
+    }
+    const role = CHAOS_SERVICES[0];
+    await ctx.workers.startWorker({ ...role, groupId: `${ctx.ns.prefix}chaos-late-${Date.now()}` });
+  },
+};
+
+/**
  * Whether the shared stack's services may be crashed: they must be this repository's local stack
  * (processes it can SIGKILL and start again, not URLs from the environment or containers), and
  * KAIROS_CHAOS_SHARED=0 opts out (the chaos project runs last and alone, but a second test run
@@ -194,5 +214,6 @@ export const FAULTS: readonly Fault[] = [
   workerPaused,
   splitBrain,
   ...redisFaults,
+  newGroupAfterRedisLoss,
   ...STACK_FAULTS,
 ];

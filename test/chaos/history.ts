@@ -41,6 +41,13 @@ export interface Effect {
   readonly atMs: number;
 }
 
+/** A handler call, as the worker's process said it began (its START line), ms. */
+export interface HandlerCall {
+  readonly jobId: string;
+  readonly fence: number;
+  readonly atMs: number;
+}
+
 /** A canary job of the tracker's (tenant _kairos). */
 export interface Canary {
   readonly resourceClass: string;
@@ -65,6 +72,16 @@ export interface History {
   readonly starts: readonly Start[];
   readonly effects: readonly Effect[];
   readonly canaries: readonly Canary[];
+  /** Every handler call the workers reported. */
+  readonly calls: readonly HandlerCall[];
+  /** When each terminal job finished (its finished_at, else its last change), ms. */
+  readonly finishedMs: ReadonlyMap<string, number>;
+  /**
+   * Terminal jobs as first seen terminal (state, attempt, fence and attempt rows, one string),
+   * and as they are at the end: a terminal job never changes.
+   */
+  readonly terminalFirst: ReadonlyMap<string, string>;
+  readonly terminalLast: ReadonlyMap<string, string>;
   /** In time order; the first is the baseline (no fault) from the load's start. */
   readonly faults: readonly FaultMark[];
 }
@@ -93,6 +110,10 @@ export interface FaultRow {
   readonly cancelBroken: number;
   /** Redeliveries: task messages beyond the first of an attempt (allowed, counted). */
   readonly redispatches: number;
+  /** Handler calls that began after their job had finished. */
+  readonly rerunsFinished: number;
+  /** Terminal jobs whose state, attempt, fence or attempt rows changed after. */
+  readonly terminalChanged: number;
   /** The latest effect after its due time in the window, ms. */
   readonly maxLagMs: number;
   /** Until a canary of every class created after the fault succeeded, ms (undefined: never). */
@@ -109,6 +130,8 @@ interface JobVerdict {
   readonly cancelBroken: boolean;
   readonly redispatches: number;
   readonly lagMs: number;
+  readonly rerunsFinished: number;
+  readonly terminalChanged: boolean;
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
@@ -126,6 +149,23 @@ interface Indexed {
   readonly dispatches: Map<string, Dispatch[]>;
   readonly starts: Map<string, Start[]>;
   readonly effects: Map<string, Effect[]>;
+  readonly calls: Map<string, HandlerCall[]>;
+  readonly finishedMs: ReadonlyMap<string, number>;
+  readonly terminalFirst: ReadonlyMap<string, string>;
+  readonly terminalLast: ReadonlyMap<string, string>;
+}
+
+/** Handler calls of a job that began after it finished (1 ms: PostgreSQL's microseconds). */
+function rerunsOfFinished(id: string, ix: Indexed): number {
+  const finished = ix.finishedMs.get(id);
+  if (finished === undefined) return 0;
+  return (ix.calls.get(id) ?? []).filter((c) => c.atMs > finished + 1).length;
+}
+
+/** Whether a job once seen terminal is not the same at the end. */
+function changedSinceTerminal(id: string, ix: Indexed): boolean {
+  const first = ix.terminalFirst.get(id);
+  return first !== undefined && first !== ix.terminalLast.get(id);
 }
 
 /** What became of one acknowledged job. */
@@ -144,6 +184,8 @@ export function judgeJob(job: AckedJob, state: string | undefined, ix: Indexed):
     effects: effects.length,
     redispatches: dispatches.length - attempts,
     lagMs: effects.length > 0 ? Math.min(...effects.map((e) => e.atMs)) - job.dueMs : 0,
+    rerunsFinished: rerunsOfFinished(job.id, ix),
+    terminalChanged: changedSinceTerminal(job.id, ix),
   };
   if (job.cancelAckMs !== undefined) {
     const after = dispatches.some((d) => d.dispatchedMs > (job.cancelAckMs ?? 0));
@@ -187,6 +229,8 @@ function emptyRow(f: FaultMark, canaries: readonly Canary[], first: boolean): Fa
     dropped: 0,
     cancelBroken: 0,
     redispatches: 0,
+    rerunsFinished: 0,
+    terminalChanged: 0,
     maxLagMs: 0,
     recoverMs: first ? 0 : canaryRecovery(canaries, f.atMs),
     ...(f.failoverMs !== undefined ? { failoverMs: f.failoverMs } : {}),
@@ -204,6 +248,8 @@ function addVerdict(row: FaultRow, v: JobVerdict): FaultRow {
     dropped: row.dropped + (v.dropped ? 1 : 0),
     cancelBroken: row.cancelBroken + (v.cancelBroken ? 1 : 0),
     redispatches: row.redispatches + v.redispatches,
+    rerunsFinished: row.rerunsFinished + v.rerunsFinished,
+    terminalChanged: row.terminalChanged + (v.terminalChanged ? 1 : 0),
     maxLagMs: Math.max(row.maxLagMs, v.lagMs),
   };
 }
@@ -217,6 +263,10 @@ export function checkHistory(
     dispatches: groupBy(h.dispatches, (d) => d.jobId),
     starts: groupBy(h.starts, (s) => s.jobId),
     effects: groupBy(h.effects, (e) => e.jobId),
+    calls: groupBy(h.calls, (c) => c.jobId),
+    finishedMs: h.finishedMs,
+    terminalFirst: h.terminalFirst,
+    terminalLast: h.terminalLast,
   };
   const rows = h.faults.map((f, i) => emptyRow(f, h.canaries, i === 0));
   const violations: string[] = [];
@@ -231,6 +281,10 @@ export function checkHistory(
       v.early ? 'started before due' : '',
       v.duplicates > 0 ? `effect applied ${v.effects} times` : '',
       v.cancelBroken ? `cancel broken (state ${state ?? 'missing'}, ${v.effects} effects)` : '',
+      v.rerunsFinished > 0 ? `handler ran ${v.rerunsFinished} times after the job finished` : '',
+      v.terminalChanged
+        ? `changed after it was terminal (${ix.terminalFirst.get(job.id)} -> ${ix.terminalLast.get(job.id) ?? 'missing'})`
+        : '',
     ].filter(Boolean);
     if (what.length > 0) violations.push(`job ${job.id} [${h.faults[w]?.name}]: ${what.join(', ')}`);
     if (v.lagMs > (limits.lateMs ?? 30_000)) late.push(lateLine(job, v, ix, h.faults[w]));
@@ -263,13 +317,13 @@ const seconds = (ms: number | undefined) => (ms === undefined ? 'never' : (ms / 
 /** The closing table, in Markdown. */
 export function formatFaultTable(rows: readonly FaultRow[]): string {
   const head =
-    '| fault | jobs | lost | early | duplicates | effects | cancelled | cancel broken | redispatches | max lag s | recover s | failover s |';
+    '| fault | jobs | lost | early | duplicates | effects | cancelled | cancel broken | redispatches | reruns of finished | terminal changed | max lag s | recover s | failover s |';
   const lines = rows.map(
     (r) =>
       `| ${r.fault} | ${r.jobs} | ${r.lost} | ${r.early} | ${r.duplicates} | ${r.effects} | ${r.dropped} | ${r.cancelBroken} | ` +
-      `${r.redispatches} | ${seconds(r.maxLagMs)} | ${seconds(r.recoverMs)} | ${r.failoverMs === undefined ? '' : seconds(r.failoverMs)} |`,
+      `${r.redispatches} | ${r.rerunsFinished} | ${r.terminalChanged} | ${seconds(r.maxLagMs)} | ${seconds(r.recoverMs)} | ${r.failoverMs === undefined ? '' : seconds(r.failoverMs)} |`,
   );
-  return [head, `|${' --- |'.repeat(12)}`, ...lines].join('\n');
+  return [head, `|${' --- |'.repeat(14)}`, ...lines].join('\n');
 }
 
 /** A job's placement and first dispatch, for the failover figure. */

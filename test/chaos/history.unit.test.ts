@@ -27,6 +27,10 @@ function history(over: Partial<History> = {}): History {
     dispatches: [{ jobId: A, fence: 1, dueMs: 1000, dispatchedMs: 1000 }],
     starts: [{ jobId: A, fence: 1, dueMs: 1000, startedMs: 1010 }],
     effects: [{ jobId: A, fence: 1, atMs: 1020 }],
+    calls: [{ jobId: A, fence: 1, atMs: 1010 }],
+    finishedMs: new Map([[A, 1030]]),
+    terminalFirst: new Map([[A, 'SUCCEEDED|1|1']]),
+    terminalLast: new Map([[A, 'SUCCEEDED|1|1']]),
     canaries: [...canaries(0), ...canaries(5000)],
     faults: [
       { name: 'baseline', atMs: 0 },
@@ -99,6 +103,35 @@ describe('checkHistory', () => {
     expect(checkHistory(history({ ...run, states: new Map([[B, 'RUNNING']]) })).rows[0]?.lost).toBe(1);
   });
 
+  test('a handler call that began after its job finished is a violation, whatever the effect table says', () => {
+    const rerun = history({
+      calls: [
+        { jobId: A, fence: 1, atMs: 1010 },
+        { jobId: A, fence: 1, atMs: 4000 }, // a new group ran it again; fencedEffect kept one row
+      ],
+    });
+    const { rows, violations } = checkHistory(rerun);
+    expect(rows[0]).toMatchObject({ rerunsFinished: 1, duplicates: 0 });
+    expect(violations).toEqual([expect.stringMatching(/handler ran 1 times after the job finished/)]);
+    // Concurrent calls before the finish (a zombie and its successor) are not reruns of a finished job.
+    const before = history({
+      calls: [
+        { jobId: A, fence: 1, atMs: 1010 },
+        { jobId: A, fence: 2, atMs: 1029 },
+      ],
+    });
+    expect(checkHistory(before).violations).toEqual([]);
+  });
+
+  test('a terminal job that changed after (state, attempt, fence or attempt rows) is a violation', () => {
+    const changed = history({ terminalLast: new Map([[A, 'FAILED|2|2']]) });
+    const { rows, violations } = checkHistory(changed);
+    expect(rows[0]?.terminalChanged).toBe(1);
+    expect(violations).toEqual([
+      expect.stringMatching(/changed after it was terminal \(SUCCEEDED\|1\|1 -> FAILED\|2\|2\)/),
+    ]);
+  });
+
   test('a fault whose canaries never recover, or recover too late, is a violation', () => {
     expect(checkHistory(history({ canaries: canaries(0) })).violations).toEqual([
       'kill: canary not recovered within 120000 ms (never)',
@@ -115,7 +148,7 @@ describe('checkHistory', () => {
       'kill: failover took 12000 ms (target 10000)',
     ]);
     expect(formatFaultTable(checkHistory(history({ faults })).rows)).toContain(
-      '| kill | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0.0 | 0.5 | 12.0 |',
+      '| kill | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0.0 | 0.5 | 12.0 |',
     );
   });
 });

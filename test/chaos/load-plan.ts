@@ -8,6 +8,8 @@ import { seededRandom } from '@kairos/ops';
 export interface PlannedJob {
   readonly n: number;
   readonly resourceClass: string;
+  /** Its job type: every other job is the other worker service's (chaos-a, chaos-b). */
+  readonly type: 'chaos.work' | 'chaos.mail';
   /** Due time after the load's start, ms. */
   readonly dueMs: number;
   /** Submission time after the load's start, ms (≤ dueMs). */
@@ -42,7 +44,8 @@ export function planLoad(o: PlanOptions): PlannedJob[] {
     const submitMs = Math.max(0, dueMs - lead);
     // Mostly short handlers; one in ten long enough to be running when a worker dies.
     const workMs = rnd() < 0.1 ? Math.round(1000 + rnd() * 2000) : Math.round(10 + rnd() * 140);
-    const job: PlannedJob = { n, resourceClass: pickClass(rnd()), dueMs, submitMs, workMs };
+    const type = n % 2 === 0 ? 'chaos.work' : 'chaos.mail';
+    const job: PlannedJob = { n, resourceClass: pickClass(rnd()), type, dueMs, submitMs, workMs };
     const act = rnd();
     const room = dueMs - submitMs;
     // Actions land at least 2 s before the due time, so they meet a job still SCHEDULED.

@@ -118,7 +118,7 @@ export class LoadRunner {
   async #create(batch: readonly PlannedJob[]): Promise<boolean> {
     const jobs = batch.map((p) => ({
       tenant: 'acme',
-      type: 'chaos.work',
+      type: p.type,
       resource_class: p.resourceClass,
       payload: { ms: p.workMs },
       due_at: new Date(this.#startMs + p.dueMs).toISOString(),

@@ -6,7 +6,7 @@ import { formatFaultTable } from '../chaos/history.js';
 
 /**
  * Many owners: three delay tiers sharing 32 job-events partitions, two trackers, two ingests and
- * three workers on every class, each its own OS process, under the chaos suite's seeded load; a
+ * three workers on every class (of two services), each its own OS process, under the chaos suite's seeded load; a
  * tier is SIGKILLed (its partitions move to the other two, a new one starts), one joins (the
  * partitions spread over four), a tracker, an ingest and a worker are SIGKILLed. Then the chaos
  * checker's invariants: every acknowledged job terminal, none early, none after its cancel, each
