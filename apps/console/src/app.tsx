@@ -13,6 +13,7 @@ import { Overview } from './pages/overview.js';
 import { ReplayPage } from './pages/replay.js';
 import { SchedulePage } from './pages/schedule.js';
 import { Schedules } from './pages/schedules.js';
+import { Workers } from './pages/workers.js';
 import { clearKey, storedKey } from './session.js';
 
 const TENANT = 'kairos.tenant';
@@ -28,6 +29,7 @@ function Pages() {
       <Route path={`${BASE}/schedules/:id`} component={SchedulePage} />
       <Route path={`${BASE}/dead-letters`} component={DeadLetters} />
       <Route path={`${BASE}/replays/:id`} component={ReplayPage} />
+      <Route path={`${BASE}/workers`} component={Workers} />
       <Route default component={NotFound} />
     </Router>
   );

@@ -9,4 +9,5 @@ export const paths = {
   schedule: (id: string) => `${BASE}/schedules/${encodeURIComponent(id)}`,
   deadLetters: `${BASE}/dead-letters`,
   replay: (id: string) => `${BASE}/replays/${encodeURIComponent(id)}`,
+  workers: `${BASE}/workers`,
 };

@@ -257,3 +257,30 @@ export interface Alert {
   readonly since: string;
   readonly summary: string;
 }
+
+/** One instance of a worker service, as it announces itself on `kairos.workers`. */
+export interface WorkerInstance {
+  readonly worker_id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly started_at: string;
+  readonly last_seen_at: string;
+  /** Heard from within 3 heartbeat intervals. */
+  readonly live: boolean;
+  readonly resource_classes: readonly string[];
+  readonly job_types: readonly string[];
+}
+
+/** `GET /v1/workers`: a worker service's consumer group, what its workers announce and Kafka's view. */
+export interface WorkerGroup {
+  readonly group: string;
+  readonly services: readonly string[];
+  readonly resource_classes: readonly string[];
+  /** What its live workers handle; once none is, what the last one did. */
+  readonly job_types: readonly string[];
+  readonly state: string;
+  readonly members: number;
+  readonly lag: number;
+  readonly last_seen_at: string | null;
+  readonly workers: readonly WorkerInstance[];
+}

@@ -9,6 +9,7 @@ const NAV = [
   { href: paths.jobs, label: 'Jobs' },
   { href: paths.schedules, label: 'Schedules' },
   { href: paths.deadLetters, label: 'Dead letters' },
+  { href: paths.workers, label: 'Workers' },
 ] as const;
 
 /** An any-tenant key picks the tenant it looks at; a tenant key shows its own. */
