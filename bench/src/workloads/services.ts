@@ -31,12 +31,32 @@ import { dispatchLateness } from './scale.js';
  * SUCCEEDED), gross and net of each component's idle use in a quiet window just before (workers
  * started and warm); the idle use itself; dispatch lateness (dispatched_at − due, the claim's
  * time); due → handler start; and delivery: every job started once, in its own service.
+ *
+ * A fourth cell is the control: one service at RATE / 20, the rate each of the 20 services gets.
+ * Every component's cost per task depends on its own rate (a fetch, a dispatch round, a commit, a
+ * result batch carry fewer tasks at a lower rate), so the workers' CPU per task at 20 services is
+ * to be read against the control's, not only against one service's at the full rate.
  */
 
-const SERVICE_COUNTS = [1, 5, 20] as const;
+interface Cell {
+  readonly services: number;
+  /** Jobs per second, all services together. */
+  readonly rate: number;
+  /** How long jobs are created for, by size. */
+  readonly seconds: { readonly small: number; readonly full: number };
+}
+
+const RATE = 200;
+const LOAD = { small: 15, full: 60 };
+const CELLS: readonly Cell[] = [
+  { services: 1, rate: RATE, seconds: LOAD },
+  { services: 5, rate: RATE, seconds: LOAD },
+  { services: 20, rate: RATE, seconds: LOAD },
+  // The control: one service at one twentieth of the rate, over longer for enough tasks.
+  { services: 1, rate: RATE / 20, seconds: { small: 30, full: 120 } },
+];
 /** The class the services share (not `default`: routing within a class other than the bench's). */
 const IO = 'io';
-const RATE = 200;
 /** Each job is due this long after it is sent: the tier's timing is measured, not the create path. */
 const LEAD_MS = 3000;
 const IDLE_MS = 10_000;
@@ -124,15 +144,21 @@ async function warmUp(adapter: KairosAdapter, n: number, starts: ServiceStarts) 
 }
 
 /**
- * Sends the jobs open loop: a batch of RATE/10 every 100 ms from `t0`, whatever the API answers
- * (at most 16 requests in flight); each job due at its own instant, evenly spaced at RATE.
+ * Sends the jobs open loop: a batch of rate/10 every 100 ms from `t0`, whatever the API answers
+ * (at most 16 requests in flight); each job due at its own instant, evenly spaced at the rate.
  */
-async function sendOpenLoop(adapter: KairosAdapter, jobs: readonly Job[], t0: number): Promise<number> {
-  const perBatch = RATE / 10;
+async function sendOpenLoop(
+  adapter: KairosAdapter,
+  jobs: readonly Job[],
+  t0: number,
+  rate: number,
+): Promise<number> {
+  const perBatch = Math.max(1, rate / 10);
+  const every = (perBatch * 1000) / rate;
   const inflight = new Set<Promise<void>>();
   let behindMs = 0;
   for (let b = 0; b * perBatch < jobs.length; b++) {
-    const at = t0 + b * 100;
+    const at = t0 + b * every;
     const wait = at - Date.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     while (inflight.size >= 16) await Promise.race(inflight);
@@ -200,9 +226,14 @@ const sum = (m: ReadonlyMap<string, number>) => [...m].filter(isKairos).reduce((
 /** The workers' CPU is summed under one label, named for what it is. */
 const shown = (label: string) => (label === 'worker' ? 'workers (all)' : label);
 
-async function runCell(ctx: WorkloadContext, adapter: KairosAdapter, n: number, jobs: number) {
+/** A cell's name: its services, and its rate where it is not the full one. */
+const variantOf = (cell: Cell) =>
+  `${cell.services} service${cell.services > 1 ? 's' : ''}${cell.rate === RATE ? '' : ` at ${cell.rate}/s (control)`}`;
+
+async function runCell(ctx: WorkloadContext, adapter: KairosAdapter, cell: Cell, jobs: number) {
+  const n = cell.services;
   const starts = new ServiceStarts();
-  const env = { ...ctx.env, namespace: `${ctx.env.namespace}s${n}` };
+  const env = { ...ctx.env, namespace: `${ctx.env.namespace}s${n}r${cell.rate}` };
   try {
     await deploy(adapter, env, n, starts);
     await warmUp(adapter, n, starts);
@@ -211,13 +242,13 @@ async function runCell(ctx: WorkloadContext, adapter: KairosAdapter, n: number, 
     const idle0 = meter.sample();
     await settle(IDLE_MS);
     const idle = meter.since(idle0);
-    const prefix = `w12-s${n}`;
+    const prefix = `w12-s${n}r${cell.rate}`;
     const waiting0 = await waitingOffsets(env);
     const t0 = Date.now() + 100;
-    const load = jobsOf(prefix, jobs, n, (i) => Math.round(t0 + LEAD_MS + (i * 1000) / RATE));
+    const load = jobsOf(prefix, jobs, n, (i) => Math.round(t0 + LEAD_MS + (i * 1000) / cell.rate));
     for (const j of load) starts.expect(j.key, serviceName(j.service));
     const cpu0 = meter.sample();
-    const behindMs = await sendOpenLoop(adapter, load, t0);
+    const behindMs = await sendOpenLoop(adapter, load, t0, cell.rate);
     if (behindMs > 1000) ctx.log(`    the API fell behind the open loop by up to ${behindMs} ms`);
     const lastDue = load.at(-1)?.dueAtMs ?? Date.now();
     const all = await starts.waitAll(
@@ -236,7 +267,7 @@ async function runCell(ctx: WorkloadContext, adapter: KairosAdapter, n: number, 
   }
 }
 
-function cellRows(n: number, cell: Awaited<ReturnType<typeof runCell>>): Measurement[] {
+function cellRows(variant: string, cell: Awaited<ReturnType<typeof runCell>>): Measurement[] {
   const { load, starts, idle, run } = cell;
   const tasks = load.length;
   const { lost, duplicated } = deliveryCheck(
@@ -254,7 +285,7 @@ function cellRows(n: number, cell: Awaited<ReturnType<typeof runCell>>): Measure
   const idleShare = (s: number) => (s / idle.seconds) * 100; // % of one core
   const row = rowsOf({
     workload: 'W12',
-    variant: `${n} service${n > 1 ? 's' : ''}`,
+    variant,
     system: 'kairos',
     lost,
     duplicated,
@@ -298,11 +329,11 @@ export const services: Workload = {
   byNameOnly: true,
   async run(ctx) {
     if (!(ctx.adapter instanceof KairosAdapter)) return [];
-    const jobs = RATE * (ctx.size === 'full' ? 60 : 15);
     const out: Measurement[] = [];
-    for (const n of SERVICE_COUNTS) {
-      ctx.log(`  ${n} worker service(s) on class ${IO}, ${jobs} jobs at ${RATE}/s`);
-      const rows = cellRows(n, await runCell(ctx, ctx.adapter, n, jobs));
+    for (const cell of CELLS) {
+      const jobs = cell.rate * cell.seconds[ctx.size];
+      ctx.log(`  ${cell.services} worker service(s) on class ${IO}, ${jobs} jobs at ${cell.rate}/s`);
+      const rows = cellRows(variantOf(cell), await runCell(ctx, ctx.adapter, cell, jobs));
       for (const r of rows) ctx.log(`    ${r.metric}: ${r.value.toFixed(r.value < 10 ? 2 : 0)} ${r.unit}`);
       out.push(...rows);
     }
