@@ -19,6 +19,7 @@ import { idle } from './workloads/idle.js';
 import { latency } from './workloads/latency.js';
 import { leases } from './workloads/leases.js';
 import { scale } from './workloads/scale.js';
+import { services as serviceCounts } from './workloads/services.js';
 import { tier } from './workloads/tier.js';
 
 const WORKLOADS: readonly Workload[] = [
@@ -33,6 +34,7 @@ const WORKLOADS: readonly Workload[] = [
   idle,
   failover,
   scale,
+  serviceCounts,
 ];
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 

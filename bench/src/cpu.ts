@@ -121,3 +121,38 @@ export function cpuByLabel(
   }
   return out;
 }
+
+/** Who a process is, for a per-component split: a stack service, a Kairos app, a worker, Redis, the bench. */
+const KNOWN = /^(api|delay-tier|tracker|ingest|worker|postgres|bench)/;
+
+/**
+ * A process's component: its own label when it is a known one, else its parent's (tsx's esbuild
+ * helper belongs to the app that started it); a Redis server (a cluster node too) is `redis`.
+ */
+export function componentLabel(services: ReadonlyMap<string, number>, sample: Sample) {
+  return (pid: number): string => {
+    let label = processLabel(pid, services);
+    for (let p = sample.get(pid)?.ppid, hops = 0; p !== undefined && hops < 8; hops++) {
+      if (label.includes('redis-server')) return 'redis';
+      if (KNOWN.test(label) || services.has(label)) return label;
+      label = processLabel(p, services);
+      p = sample.get(p)?.ppid;
+    }
+    return label.includes('redis-server') ? 'redis' : label;
+  };
+}
+
+/**
+ * CPU seconds per component over `seconds`, less what each used idle at the rate of a quiet
+ * window (`idle` over `idleSeconds`) just before: what remains is the cost of the work.
+ */
+export function netOfIdle(
+  gross: ReadonlyMap<string, number>,
+  seconds: number,
+  idle: ReadonlyMap<string, number>,
+  idleSeconds: number,
+): Map<string, number> {
+  return new Map(
+    [...gross].map(([k, v]) => [k, Math.max(0, v - ((idle.get(k) ?? 0) / idleSeconds) * seconds)]),
+  );
+}

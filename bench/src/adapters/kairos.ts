@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { KairosClient } from '@kairos/client';
-import { ProcessDeployment, type RunningApp } from '@kairos/ops';
+import { ProcessDeployment, type DeploymentOptions, type RunningApp } from '@kairos/ops';
 import type { Adapter, BenchEnv, BenchJob, EnqueueMode, OnStart } from '../adapter.js';
 import { dropKeys } from './kairos-in-process.js';
 import { CLASS, jobRequest, kairosWorkerCommand, prefixOf } from './kairos-common.js';
@@ -42,14 +42,22 @@ export class KairosAdapter implements Adapter {
     return this.#env;
   }
 
-  async setup(env: BenchEnv): Promise<void> {
+  /**
+   * Starts the deployment: its namespace, then api, delay tier, tracker and ingest. `options`
+   * (W12): other resource classes than `default`, environment of every app, their output lines.
+   */
+  async setup(
+    env: BenchEnv,
+    options: Partial<Pick<DeploymentOptions, 'resourceClasses' | 'env' | 'onLine'>> = {},
+  ): Promise<void> {
     this.#env = env;
     this.#deployment = await ProcessDeployment.start({
+      resourceClasses: [CLASS],
+      ...options,
       services: env,
       id: env.namespace,
       prefix: prefixOf(env),
       schema: `b_${env.namespace}`,
-      resourceClasses: [CLASS],
       apps: ['api', 'delay-tier', 'tracker', 'ingest'],
       ...(this.#profileDir === undefined ? {} : { profileDir: this.#profileDir }),
     });
@@ -57,10 +65,15 @@ export class KairosAdapter implements Adapter {
 
   async enqueue(jobs: readonly BenchJob[], mode: EnqueueMode): Promise<void> {
     if (mode === 'batch') {
-      await this.#post('/v1/jobs:batch', { jobs: jobs.map(jobRequest) });
+      await this.createJobs(jobs.map(jobRequest));
       return;
     }
     for (const j of jobs) await this.#post('/v1/jobs', jobRequest(j));
+  }
+
+  /** Creates jobs as given (any type and class) in one `POST /v1/jobs:batch`. */
+  createJobs(requests: readonly object[]): Promise<void> {
+    return this.#post('/v1/jobs:batch', { jobs: requests });
   }
 
   async #post(path: string, body: unknown): Promise<void> {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startRedisCluster, type RedisCluster } from '@kairos/ops';
 import { KairosAdapter } from '../adapters/kairos.js';
-import { cpuByLabel, cpuSample, processLabel, stackPidsByName } from '../cpu.js';
+import { componentLabel, cpuByLabel, cpuSample, netOfIdle, stackPidsByName } from '../cpu.js';
 import { perJob, readFootprint, type Footprint } from '../footprint.js';
 import { ROOT, stackDir } from '../services.js';
 import { deliveryCheck, summarize } from '../stats.js';
@@ -41,26 +41,6 @@ const USED_SERVICES = ['postgres', 'kafka', 'connect', 'registry'];
 interface Cell {
   readonly tiers: number;
   readonly partitions: number;
-}
-
-/** Who a process is, for the per-component split: a stack service, a Kairos app, the worker, Redis, the bench. */
-const KNOWN = /^(api|delay-tier|tracker|ingest|worker|postgres|bench)/;
-
-/**
- * A process's component: its own label when it is a known one, else its parent's (tsx's esbuild
- * helper belongs to the app that started it); a cluster node of Redis is `redis`.
- */
-function componentLabel(services: ReadonlyMap<string, number>, sample: ReturnType<typeof cpuSample>) {
-  return (pid: number): string => {
-    let label = processLabel(pid, services);
-    for (let p = sample.get(pid)?.ppid, hops = 0; p !== undefined && hops < 8; hops++) {
-      if (label.includes('redis-server')) return 'redis';
-      if (KNOWN.test(label) || services.has(label)) return label;
-      label = processLabel(p, services);
-      p = sample.get(p)?.ppid;
-    }
-    return label.includes('redis-server') ? 'redis' : label;
-  };
 }
 
 /** Creates the herd, all due at one instant, in API batches of 1,000; returns that instant. */
@@ -160,21 +140,19 @@ async function runHerd(ctx: WorkloadContext, adapter: KairosAdapter, cluster: Re
   await settle();
   const cpu1 = cpuSample(roots, unused);
   const seconds = (performance.now() - t0) / 1000;
-  const gross = cpuByLabel(cpu0, cpu1, label(cpu1));
-  const cpu = new Map(
-    [...gross].map(([k, v]) => [k, Math.max(0, v - ((idle.get(k) ?? 0) / idleSeconds) * seconds)]),
-  );
+  const cpu = netOfIdle(cpuByLabel(cpu0, cpu1, label(cpu1)), seconds, idle, idleSeconds);
   await adapter.stopWorker();
   await settle(PG_STATS_FLUSH_MS + 1000);
   const cost = perJob(before, await readFootprint(sources), n);
   return { ks, due, starts, cpu, cost } satisfies HerdRun;
 }
 
-/** dispatched_at − due_at of the herd's jobs, as the tracker recorded the tier's dispatch. */
-async function dispatchLateness(adapter: KairosAdapter): Promise<number[]> {
+/** dispatched_at − due_at of the jobs whose key starts with `<prefix>-`: the time of the tier's claim. */
+export async function dispatchLateness(adapter: KairosAdapter, prefix: string): Promise<number[]> {
   const { rows } = await adapter.deployment.pool.query<{ late: string | null }>(
     `SELECT (extract(epoch FROM dispatched_at - due_at) * 1000)::text AS late
-       FROM jobs WHERE payload->>'key' LIKE 'w11-herd-%'`,
+       FROM jobs WHERE payload->>'key' LIKE $1`,
+    [`${prefix}-%`],
   );
   return rows.flatMap((r) => (r.late === null ? [] : [Number(r.late)]));
 }
@@ -235,7 +213,7 @@ async function runCell(
   try {
     await warmUp(adapter);
     const run = await runHerd(ctx, adapter, cluster, n);
-    return cellRows(cell, run, await dispatchLateness(adapter));
+    return cellRows(cell, run, await dispatchLateness(adapter, 'w11-herd'));
   } finally {
     await adapter.teardown();
   }
