@@ -9,12 +9,14 @@ export async function createAdminKey(
   name: string,
   scopes: readonly Scope[] = ['admin'],
 ): Promise<string> {
-  const { key } = await createApiKey(
+  const made = await createApiKey(
     pool,
     { name, tenant: '*', scopes, expiresAt: null, ratePerSec: 1_000_000 },
     'bootstrap',
   );
-  return key;
+  // Only a key (k_…) as creator can be refused.
+  if (!made) throw new Error('createApiKey refused a bootstrap key');
+  return made.key;
 }
 
 /** Where `npm start` keeps the local stack's admin key (owner-readable only). */

@@ -6,6 +6,8 @@ import { startPipeline, type Pipeline } from '../support/pipeline.js';
 
 // Invariant 10: every endpoint needs an API key, the tenant comes from the key, and another
 // tenant's job or schedule is a 404 (its existence never leaks); nothing refused changes anything.
+// A tenant's admin key administers its tenant only: what acts on or shows the whole deployment
+// (status, worker services, the delay tier's /admin/*) needs an admin key of every tenant.
 
 /** The fields of the answers these tests read (a problem, a job, a schedule, a key, a list). */
 interface Body {
@@ -87,6 +89,10 @@ interface Route {
    * leaks), 403 for a create or list that names acme; undefined where it only sees its own.
    */
   readonly other?: { status: 403 | 404; body?: unknown };
+  /** The body for a key of every tenant, which names the tenant (default: `other.body`, then `body`). */
+  readonly anyTenant?: unknown;
+  /** A system route: every tenant's admin key is refused (403), acme's own included. */
+  readonly system?: boolean;
 }
 
 /** Every route of the API. */
@@ -104,6 +110,7 @@ function routes(ids: { job: string; schedule: string; key: string; replay: strin
       path: '/v1/jobs:batch',
       body: { jobs: [job()] },
       other: namesAcme({ jobs: [job(), { ...job(), tenant: 'acme' }] }),
+      anyTenant: { jobs: [{ ...job(), tenant: 'acme' }] },
     },
     { method: 'GET', path: `/v1/jobs/${ids.job}`, other: notFound },
     { method: 'GET', path: `/v1/jobs/${ids.job}/attempts`, other: notFound },
@@ -146,6 +153,7 @@ function routes(ids: { job: string; schedule: string; key: string; replay: strin
       path: `/v1/schedules/${ids.schedule}`,
       body: { ...schedule(), cron: '0 10 * * *' },
       other: notFound,
+      anyTenant: { ...schedule(), cron: '0 10 * * *', tenant: 'acme' },
     },
     { method: 'PATCH', path: `/v1/schedules/${ids.schedule}`, body: { cron: '0 11 * * *' }, other: notFound },
     { method: 'DELETE', path: `/v1/schedules/${ids.schedule}`, other: notFound },
@@ -163,14 +171,82 @@ function routes(ids: { job: string; schedule: string; key: string; replay: strin
     },
     { method: 'GET', path: '/v1/keys' },
     { method: 'DELETE', path: `/v1/keys/${ids.key}`, other: notFound },
-    { method: 'GET', path: '/v1/status' },
-    // Worker services serve every tenant: a tenant's admin key is refused.
-    { method: 'GET', path: '/v1/workers', other: { status: 403 } },
-    { method: 'DELETE', path: '/v1/workers/none', other: { status: 403 } },
+    // The whole deployment: every consumer group and host; worker services serve every tenant.
+    { method: 'GET', path: '/v1/status', system: true },
+    { method: 'GET', path: '/v1/workers', system: true },
+    { method: 'DELETE', path: '/v1/workers/none', system: true },
   ];
 }
 
-test('every route × (no key, a bad key, a key without the scope, another tenant) is 401/403/404 and changes nothing', async () => {
+/** The keys of the matrix: acme's and globex's admins, narrower keys of acme, a reader of every tenant. */
+interface MatrixKeys {
+  readonly acmeAdmin: string;
+  readonly globexAdmin: string;
+  readonly jobsOnly: string;
+  readonly schedulesOnly: string;
+  readonly everyTenantReader: string;
+}
+
+type Case = [what: string, key: string | null, status: number, code: string];
+
+/** Every way `r` must be refused, with the answer each gets. */
+function refusals(r: Route, k: MatrixKeys, wrongSecret: string): Case[] {
+  const cases: Case[] = [
+    ['no key', null, 401, 'UNAUTHENTICATED'],
+    ['a key with a wrong secret', wrongSecret, 401, 'UNAUTHENTICATED'],
+    ['a made-up key', 'kairos_k_000000000000_' + 'A'.repeat(43), 401, 'UNAUTHENTICATED'],
+    [
+      'a key without the scope',
+      r.path.startsWith('/v1/schedules') ? k.jobsOnly : k.schedulesOnly,
+      403,
+      'FORBIDDEN',
+    ],
+  ];
+  if (r.system) {
+    // The whole deployment: no tenant's admin, and no key of every tenant that is not admin.
+    cases.push(['acme admin (a system route)', k.acmeAdmin, 403, 'FORBIDDEN']);
+    cases.push(['globex admin (a system route)', k.globexAdmin, 403, 'FORBIDDEN']);
+    cases.push(['a reader of every tenant (a system route)', k.everyTenantReader, 403, 'FORBIDDEN']);
+  }
+  if (r.other) {
+    const code = r.other.status === 404 ? 'NOT_FOUND' : 'FORBIDDEN';
+    cases.push(['another tenant', k.globexAdmin, r.other.status, code]);
+  }
+  return cases;
+}
+
+/** Everything of one tenant a request could change. */
+async function tenantSnapshot(p: Pipeline, tenant: string): Promise<string> {
+  const q = async (sql: string) => JSON.stringify((await p.pool.query(sql, [tenant])).rows);
+  return [
+    await q('SELECT id, state, version, due_at FROM jobs WHERE tenant_id = $1 ORDER BY id'),
+    await q('SELECT id, state, version FROM schedules WHERE tenant_id = $1 ORDER BY id'),
+    await q('SELECT id, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id'),
+    await q('SELECT id, state FROM replays WHERE tenant_id = $1 ORDER BY id'),
+  ].join('\n');
+}
+
+/**
+ * The same routes, allowed: acme's admin on every route of its tenant, the system admin on every
+ * route. An allowed request answers 2xx, or 409 where an earlier one changed the state (a job
+ * cancelled before its reschedule), or the route's own `allowed` answer; never 401, 403 or 404.
+ */
+async function allowedPass(p: Pipeline, all: Route[], acmeAdmin: string): Promise<number> {
+  let checked = 0;
+  const expectAllowed = async (who: string, key: string, r: Route, body: unknown) => {
+    const res = await call(p.apiUrl, key, r.method, r.path, body);
+    const label = `${r.method} ${r.path} by ${who}: ${res.status} ${JSON.stringify(res.json)}`;
+    if (r.path === '/v1/workers/none') expect(res.status, label).toBe(404);
+    else expect(res.status < 300 || res.status === 409, label).toBe(true);
+    checked++;
+  };
+  for (const r of all.filter((x) => !x.system)) await expectAllowed('acme admin', acmeAdmin, r, r.body);
+  for (const r of all)
+    await expectAllowed('the system admin', p.apiKey, r, r.anyTenant ?? r.other?.body ?? r.body);
+  return checked;
+}
+
+test('every route × (no key, a bad key, a key without the scope, another tenant, a tenant admin on a system route) is 401/403/404 and changes nothing', async () => {
   const ns = await useNamespace('api-auth');
   const p = await startPipeline(ns);
   const acmeAdmin = await makeKey(p, { name: 'acme-admin', tenant: 'acme', scopes: ['admin'] });
@@ -182,6 +258,7 @@ test('every route × (no key, a bad key, a key without the scope, another tenant
     scopes: ['jobs:read', 'jobs:write'],
   });
   const schedulesOnly = await makeKey(p, { name: 'acme-sched', tenant: 'acme', scopes: ['schedules:read'] });
+  const everyTenantReader = await makeKey(p, { name: 'all-reader', tenant: '*', scopes: ['jobs:read'] });
   const acmeSpare = await makeKey(p, { name: 'acme-spare', tenant: 'acme', scopes: ['jobs:read'] });
   const created = await call(p.apiUrl, acmeAdmin.key, 'POST', '/v1/jobs', job());
   expect(created.status).toBe(201);
@@ -195,29 +272,24 @@ test('every route × (no key, a bad key, a key without the scope, another tenant
     dry_run: false,
   });
   expect(replay.status).toBe(202);
+  // Globex has things of its own, which nothing acme's admin does may touch.
+  expect((await call(p.apiUrl, globexAdmin.key, 'POST', '/v1/jobs', job())).status).toBe(201);
+  expect((await call(p.apiUrl, globexAdmin.key, 'POST', '/v1/schedules', schedule())).status).toBe(201);
   const ids = { job: created.json.id, schedule: sched.json.id, key: acmeSpare.id, replay: replay.json.id };
+  const keys: MatrixKeys = {
+    acmeAdmin: acmeAdmin.key,
+    globexAdmin: globexAdmin.key,
+    jobsOnly: jobsOnly.key,
+    schedulesOnly: schedulesOnly.key,
+    everyTenantReader: everyTenantReader.key,
+  };
 
   const before = await snapshot(p);
   const wrongSecret = acmeAdmin.key.slice(0, -4) + (acmeAdmin.key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
   let checked = 0;
   for (const r of routes(ids)) {
     const label = `${r.method} ${r.path}`;
-    const cases: [string, string | null, number, string][] = [
-      ['no key', null, 401, 'UNAUTHENTICATED'],
-      ['a key with a wrong secret', wrongSecret, 401, 'UNAUTHENTICATED'],
-      ['a made-up key', 'kairos_k_000000000000_' + 'A'.repeat(43), 401, 'UNAUTHENTICATED'],
-      [
-        'a key without the scope',
-        r.path.startsWith('/v1/schedules') ? jobsOnly.key : schedulesOnly.key,
-        403,
-        'FORBIDDEN',
-      ],
-    ];
-    if (r.other) {
-      const code = r.other.status === 404 ? 'NOT_FOUND' : 'FORBIDDEN';
-      cases.push(['another tenant', globexAdmin.key, r.other.status, code]);
-    }
-    for (const [what, key, status, code] of cases) {
+    for (const [what, key, status, code] of refusals(r, keys, wrongSecret)) {
       const body = what === 'another tenant' && r.other?.body !== undefined ? r.other.body : r.body;
       const res = await call(p.apiUrl, key, r.method, r.path, body);
       expect(res.status, `${label} with ${what}: ${JSON.stringify(res.json)}`).toBe(status);
@@ -246,6 +318,12 @@ test('every route × (no key, a bad key, a key without the scope, another tenant
   expect((await call(p.apiUrl, acmeAdmin.key, 'DELETE', `/v1/jobs/${ids.job}`)).json.state).toBe('CANCELLED');
   // Health stays open for probes.
   expect((await call(p.apiUrl, null, 'GET', '/healthz')).status).toBe(200);
+
+  // Allowed: acme's admin on every route of its tenant, the system admin on every route; globex's
+  // jobs, schedules, keys and replays stay as they were.
+  const globexBefore = await tenantSnapshot(p, 'globex');
+  expect(await allowedPass(p, routes(ids), acmeAdmin.key)).toBeGreaterThan(60);
+  expect(await tenantSnapshot(p, 'globex')).toBe(globexBefore);
 });
 
 test('keys: shown once, stored hashed, scoped to their creator, revoked and expired keys refused', async () => {
@@ -312,6 +390,128 @@ test('keys: shown once, stored hashed, scoped to their creator, revoked and expi
   expect((await call(p.apiUrl, soon.json.key, 'GET', '/v1/whoami')).status).toBe(401);
 });
 
+/** Whether a key still works. */
+const works = async (p: Pipeline, key: string) =>
+  (await call(p.apiUrl, key, 'GET', '/v1/whoami')).status === 200;
+
+test('child keys: never beyond their creator (scopes, rate, expiry); bad ones named in one 400 and nothing made', async () => {
+  const ns = await useNamespace('api-key-bounds');
+  const p = await startPipeline(ns);
+  const expiry = new Date(Date.now() + 86_400_000).toISOString();
+  const parent = await makeKey(p, {
+    name: 'acme-ops',
+    tenant: 'acme',
+    scopes: ['admin'],
+    rate_per_sec: 50,
+    expires_at: expiry,
+  });
+  // Left out, the expiry is the creator's and the rate too, as it is below the default: a child
+  // never outlives or outruns it.
+  const child = await call(p.apiUrl, parent.key, 'POST', '/v1/keys', { name: 'ci', scopes: ['jobs:read'] });
+  expect(child.status, JSON.stringify(child.json)).toBe(201);
+  expect(child.json).toMatchObject({ tenant: 'acme', rate_per_sec: 50, expires_at: expiry });
+  expect((await call(p.apiUrl, child.json.key, 'GET', '/v1/whoami')).json).toMatchObject({
+    expires_at: expiry,
+  });
+  const keyCount = async () =>
+    Number((await p.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0]!.n);
+  const keysBefore = await keyCount();
+  const later = new Date(Date.now() + 2 * 86_400_000).toISOString();
+  for (const [body, fields] of [
+    [{ name: 'x', scopes: ['jobs:read'], rate_per_sec: 51 }, ['rate_per_sec']],
+    [{ name: 'x', scopes: ['jobs:read'], expires_at: later }, ['expires_at']],
+    [
+      { name: 'x', scopes: ['jobs:read'], rate_per_sec: 1_000_000, expires_at: later, x: 1 },
+      ['expires_at', 'rate_per_sec', 'x'],
+    ],
+  ] as const) {
+    const r = await call(p.apiUrl, parent.key, 'POST', '/v1/keys', body);
+    expect(r.status, JSON.stringify(r.json)).toBe(400);
+    expect(r.json.code).toBe('VALIDATION');
+    expect(r.json.errors.map((e) => e.field).sort()).toEqual(fields);
+  }
+  // A key that is not admin makes no key; a child without admin cannot grant what it lacks.
+  expect(
+    (await call(p.apiUrl, child.json.key, 'POST', '/v1/keys', { name: 'y', scopes: ['jobs:read'] })).status,
+  ).toBe(403);
+  const narrowAdmin = await makeKey(p, { name: 'acme-narrow', tenant: 'acme', scopes: ['admin'] });
+  const viaNarrow = await call(p.apiUrl, narrowAdmin.key, 'POST', '/v1/keys', {
+    name: 'z',
+    scopes: ['jobs:read'],
+    rate_per_sec: 1001,
+  });
+  // A creator without a rate has the deployment default (1,000): no child above it.
+  expect(viaNarrow.status).toBe(400);
+  expect(viaNarrow.json.errors.map((e) => e.field)).toEqual(['rate_per_sec']);
+  // Nothing refused made a key: the one more is acme-narrow.
+  expect(await keyCount()).toBe(keysBefore + 1);
+});
+
+test('revoking with cascade=true revokes what the key made, transitively, and nothing else', async () => {
+  const ns = await useNamespace('api-key-cascade');
+  const p = await startPipeline(ns);
+  const root = await makeKey(p, { name: 'acme-root', tenant: 'acme', scopes: ['admin'] });
+  const make = async (by: string, name: string, scopes: string[]) => {
+    const r = await call(p.apiUrl, by, 'POST', '/v1/keys', { name, scopes });
+    expect(r.status, JSON.stringify(r.json)).toBe(201);
+    return { id: r.json.id, key: r.json.key };
+  };
+  const child = await make(root.key, 'child', ['admin']);
+  const sibling = await make(root.key, 'sibling', ['jobs:read']);
+  const grandchild = await make(child.key, 'grandchild', ['jobs:read']);
+  const bystander = await makeKey(p, { name: 'acme-other', tenant: 'acme', scopes: ['admin'] });
+  const globexAdmin = await makeKey(p, { name: 'globex-admin', tenant: 'globex', scopes: ['admin'] });
+  const globexChild = await make(globexAdmin.key, 'globex-child', ['jobs:read']);
+  const before = await snapshot(p);
+
+  // Another tenant's admin cannot reach the tree; a bad query is a 400 naming it: nothing revoked.
+  expect((await call(p.apiUrl, globexAdmin.key, 'DELETE', `/v1/keys/${root.id}?cascade=true`)).status).toBe(
+    404,
+  );
+  const bad = await call(p.apiUrl, bystander.key, 'DELETE', `/v1/keys/${root.id}?cascade=yes&all=1`);
+  expect(bad.status).toBe(400);
+  expect(bad.json.errors.map((e) => e.field).sort()).toEqual(['all', 'cascade']);
+  expect(await snapshot(p)).toBe(before);
+
+  // Without cascade, the key alone: what it made lives on.
+  const one = await call(p.apiUrl, bystander.key, 'DELETE', `/v1/keys/${child.id}`);
+  expect(one.json).toMatchObject({ id: child.id, cascaded: [] });
+  expect(await works(p, child.key)).toBe(false);
+  expect(await works(p, grandchild.key)).toBe(true);
+
+  // With cascade, by acme's other admin: the root, its children and theirs (through the revoked child).
+  const all = await call(p.apiUrl, bystander.key, 'DELETE', `/v1/keys/${root.id}?cascade=true`);
+  expect(all.status, JSON.stringify(all.json)).toBe(200);
+  expect([...(all.json as unknown as { cascaded: string[] }).cascaded].sort()).toEqual(
+    [grandchild.id, sibling.id].sort(),
+  );
+  for (const k of [root, child, sibling, grandchild]) expect(await works(p, k.key)).toBe(false);
+  for (const k of [bystander, globexAdmin, globexChild]) expect(await works(p, k.key)).toBe(true);
+  // A key revoked elsewhere (another API instance: here, PostgreSQL directly) that this
+  // instance still trusts from its cache makes no key: the creator is asked for in PostgreSQL.
+  const elsewhere = await make(bystander.key, 'elsewhere', ['admin']);
+  expect(await works(p, elsewhere.key)).toBe(true);
+  await p.pool.query(`UPDATE api_keys SET revoked_at = now(), revoked_by = 'elsewhere' WHERE id = $1`, [
+    elsewhere.id,
+  ]);
+  const count = async () => (await p.pool.query('SELECT count(*) FROM api_keys')).rows[0] as unknown;
+  const keysBefore = await count();
+  const late = await call(p.apiUrl, elsewhere.key, 'POST', '/v1/keys', {
+    name: 'late',
+    scopes: ['jobs:read'],
+  });
+  expect(late.status, JSON.stringify(late.json)).toBe(401);
+  expect(await count()).toEqual(keysBefore);
+  const revokedBy = await p.pool.query(
+    `SELECT id, revoked_by FROM api_keys WHERE revoked_at IS NOT NULL AND revoked_by <> 'elsewhere' ORDER BY id`,
+  );
+  expect(revokedBy.rows).toEqual(
+    [root, child, sibling, grandchild]
+      .map((k) => ({ id: k.id, revoked_by: bystander.id }))
+      .sort((x, y) => x.id.localeCompare(y.id)),
+  );
+});
+
 test('a key over its rate gets 429 problem+json with Retry-After; other keys are not slowed', async () => {
   const ns = await useNamespace('api-rate');
   const p = await startPipeline(ns);
@@ -335,7 +535,13 @@ test('a key over its rate gets 429 problem+json with Retry-After; other keys are
   expect((await call(p.apiUrl, p.apiKey, 'GET', '/v1/whoami')).status).toBe(200);
 });
 
-test('the delay tier admin endpoints need an admin key; metrics and health stay open', async () => {
+/** The delay tier's state an /admin/* request could change. */
+async function tierState(p: Pipeline): Promise<string> {
+  const admin = p.delayTier.admin();
+  return JSON.stringify({ lookahead: admin.lookahead().configuredMs, limits: await admin.rateLimits() });
+}
+
+test('the delay tier admin endpoints need an admin key of every tenant, refuse values out of bounds; metrics and health stay open', async () => {
   const ns = await useNamespace('tier-admin-auth');
   const p = await startPipeline(ns);
   const admin = await createAdminServer({
@@ -345,7 +551,14 @@ test('the delay tier admin endpoints need an admin key; metrics and health stay 
   });
   const url = await admin.listen({ host: '127.0.0.1', port: 0 });
   ns.defer(() => admin.close());
-  const tenantAdmin = await makeKey(p, { name: 'acme-admin', tenant: 'acme', scopes: ['jobs:write'] });
+  // A tenant's admin (acme's, globex's), a narrower tenant key, and a key of every tenant that
+  // is not admin: none of them acts on dispatch, which every tenant shares.
+  const refused = [
+    await makeKey(p, { name: 'acme-admin', tenant: 'acme', scopes: ['admin'] }),
+    await makeKey(p, { name: 'globex-admin', tenant: 'globex', scopes: ['admin'] }),
+    await makeKey(p, { name: 'acme-jobs', tenant: 'acme', scopes: ['jobs:write'] }),
+    await makeKey(p, { name: 'all-reader', tenant: '*', scopes: ['jobs:read'] }),
+  ];
   const routes: [string, string, unknown?][] = [
     ['GET', '/admin/status'],
     ['GET', '/admin/lookahead'],
@@ -354,13 +567,44 @@ test('the delay tier admin endpoints need an admin key; metrics and health stay 
     ['PUT', '/admin/rate-limits/default', { rate_per_sec: 10, burst: 10 }],
     ['DELETE', '/admin/rate-limits/default'],
   ];
+  const before = await tierState(p);
   for (const [method, path, body] of routes) {
     expect((await call(url, null, method, path, body)).status, `${method} ${path}`).toBe(401);
-    expect((await call(url, tenantAdmin.key, method, path, body)).status, `${method} ${path}`).toBe(403);
+    for (const k of refused) {
+      const res = await call(url, k.key, method, path, body);
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.json)}`).toBe(403);
+      expect(res.json.code).toBe('FORBIDDEN');
+    }
   }
-  expect(p.delayTier.admin().lookahead().configuredMs).not.toBe(60_000);
-  expect(await p.delayTier.admin().rateLimits()).toEqual({});
-  expect((await call(url, p.apiKey, 'GET', '/admin/status')).status).toBe(200);
+  expect(await tierState(p)).toBe(before);
+
+  // Values out of bounds: one 400 naming every bad field, nothing changed.
+  for (const [path, body, fields] of [
+    ['/admin/rate-limits/default', { rate_per_sec: 1e-9, burst: 0 }, ['burst', 'rate_per_sec']],
+    ['/admin/rate-limits/default', { rate_per_sec: 1e9, burst: 1e9 }, ['burst', 'rate_per_sec']],
+    [
+      '/admin/rate-limits/default',
+      { rate_per_sec: 'fast', burst: 1.5, x: 1 },
+      ['burst', 'rate_per_sec', 'x'],
+    ],
+    ['/admin/rate-limits/NO%20CLASS', { rate_per_sec: 0, burst: 1 }, ['class', 'rate_per_sec']],
+    ['/admin/lookahead', { lookahead_ms: 999 }, ['lookahead_ms']],
+    ['/admin/lookahead', { lookahead_ms: 86_400_001 }, ['lookahead_ms']],
+  ] as const) {
+    const res = await call(url, p.apiKey, 'PUT', path, body);
+    expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(400);
+    expect(res.json.errors.map((e) => e.field).sort()).toEqual(fields);
+  }
+  expect(await tierState(p)).toBe(before);
+
+  // The system admin does each; the bounds themselves are accepted.
+  for (const [method, path, body] of routes) {
+    expect((await call(url, p.apiKey, method, path, body)).status, `${method} ${path}`).toBeLessThan(300);
+  }
+  expect(
+    (await call(url, p.apiKey, 'PUT', '/admin/rate-limits/default', { rate_per_sec: 0.01, burst: 1 })).status,
+  ).toBe(200);
+  expect((await call(url, p.apiKey, 'DELETE', '/admin/rate-limits/default')).status).toBe(204);
   expect((await call(url, null, 'GET', '/healthz')).status).toBe(200);
   expect((await call(url, null, 'GET', '/metrics')).status).toBe(200);
 });

@@ -135,8 +135,31 @@ test('kairos jobs, dlq replay, keys and status against the API; exit codes; JSON
   });
   expect(json<{ key: { key_id: string } }>(fromFile).key.key_id).toBe(key.id);
   expect((await kairos(p, ['keys', 'revoke', key.id])).code).toBe(0);
+  // Revoked with what it made (--cascade): a key an acme admin minted stops working too.
+  const boss = json<{ id: string; key: string }>(
+    await kairos(p, [
+      '--json',
+      'keys',
+      'create',
+      '--name',
+      'ci-boss',
+      '--tenant',
+      'acme',
+      '--scopes',
+      'admin',
+    ]),
+  );
+  const minted = json<{ id: string; key: string }>(
+    await kairos(p, ['--json', 'keys', 'create', '--name', 'ci-child', '--scopes', 'jobs:read'], {
+      KAIROS_API_KEY: boss.key,
+    }),
+  );
+  const revoked = await kairos(p, ['keys', 'revoke', boss.id, '--cascade']);
+  expect(revoked.code).toBe(0);
+  expect(revoked.stdout).toContain(`revoked with it: ${minted.id}`);
+  expect((await kairos(p, ['status'], { KAIROS_API_KEY: minted.key })).code).toBe(3);
   expect((await kairos(p, ['status'], { KAIROS_API_KEY: key.key })).code).toBe(3);
-}, 120_000);
+}, 180_000);
 
 test('kairos topics tail, dlq rewind and status read Kafka itself: Avro decoded, headers, times, consumer lag', async () => {
   const ns = await useNamespace('cli-kafka');

@@ -187,6 +187,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
   await c.send('GET', `/v1/schedules/${sid}/runs`);
   await c.send('GET', '/v1/keys');
   await c.send('DELETE', `/v1/keys/${spareKey}`);
+  await c.send('DELETE', `/v1/keys/${spareKey}?cascade=true`);
   await c.send('GET', '/v1/whoami');
   await c.send('GET', '/v1/status');
   // Worker services: listed; a group in use is not retired (409), one no longer used is (200).
@@ -261,6 +262,13 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
       ).toBe(403);
     }
   }
+  // System routes: a tenant's admin key is refused as documented.
+  const acmeAdmin = (
+    await c.send('POST', '/v1/keys', { body: { name: 'a', tenant: 'acme', scopes: ['admin'] } })
+  ).json.key as string;
+  for (const path of ['/v1/status', '/v1/workers']) {
+    expect((await c.send('GET', path, { key: acmeAdmin })).status).toBe(403);
+  }
   for (const [m, path] of bodyRoutes) {
     expect(
       (await c.send(m, path, { raw: JSON.stringify({ pad: 'x'.repeat(9 * 1024 * 1024) }) })).status,
@@ -283,6 +291,7 @@ test('the OpenAPI 3.1 document matches the API: every route, every documented an
     ['GET', `/v1/schedules/${sid}/preview?count=0`],
     ['GET', `/v1/schedules/${sid}/runs?limit=0`],
     ['POST', '/v1/jobs/not-a-uuid/rerun'],
+    ['DELETE', `/v1/keys/${spareKey}?cascade=maybe`],
   ] as const) {
     expect((await c.send(m, path)).status).toBe(400);
   }

@@ -168,10 +168,14 @@ export const whoamiSchema = z.object({
   tenant: z.string(),
   scopes: z.array(z.enum(SCOPES)),
   rate_per_sec: z.number().int().nullable(),
+  expires_at: nullableTime,
 });
 
 /** A new key's answer: the only one that holds its secret. */
 export const createdKeySchema = keyViewSchema.extend({ key: z.string() });
+
+/** A revoked key: with `cascade=true`, the ids of the keys it made that were revoked with it. */
+export const revokedKeySchema = keyViewSchema.extend({ cascaded: z.array(z.string()) });
 
 /** A job of a batch create: `created: false` for a repeated idempotency key. */
 export const batchJobsSchema = z.object({ jobs: z.array(jobViewSchema.extend({ created: z.boolean() })) });

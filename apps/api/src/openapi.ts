@@ -42,7 +42,7 @@ export async function installOpenApi(app: FastifyInstance, limits: JobLimits): P
         title: 'Kairos',
         version: '1',
         description:
-          'Jobs at a time, once or on a cron schedule, dispatched through Kafka. Every route but /healthz needs an API key; the tenant comes from the key.',
+          "Jobs at a time, once or on a cron schedule, dispatched through Kafka. Every route but /healthz needs an API key; the tenant comes from the key. A tenant's admin key administers its tenant; routes marked **System** act on the whole deployment and need an admin key of every tenant ('*').",
       },
       components: {
         securitySchemes: {

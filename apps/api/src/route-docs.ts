@@ -1,4 +1,4 @@
-import type { Scope } from '@kairos/core';
+import type { Access } from '@kairos/core';
 import type { FastifySchema } from 'fastify';
 import { z } from 'zod';
 
@@ -48,8 +48,18 @@ export interface RouteDoc {
   readonly public?: boolean;
 }
 
+/** A system route's 403: the key is not the system admin, whatever its scopes. */
+const SYSTEM_403 = problem(
+  "FORBIDDEN: not an admin key of every tenant ('*'); a tenant's admin key is refused too",
+);
+
+/** What a system route's description says first. */
+const SYSTEM_NOTE =
+  "**System:** acts on or shows the whole deployment, so it needs an admin key of every tenant ('*'); a tenant's admin key gets 403.";
+
 /** The Fastify route schema of a documented route (read by @fastify/swagger, not used to validate). */
-export function schemaOf(d: RouteDoc, anyKey = false): FastifySchema {
+export function schemaOf(d: RouteDoc, scope: Access | 'public' | 'any'): FastifySchema {
+  const anyKey = scope === 'any';
   const response: Json = {};
   for (const [status, o] of Object.entries(d.ok)) {
     response[status] = o.schema
@@ -60,10 +70,13 @@ export function schemaOf(d: RouteDoc, anyKey = false): FastifySchema {
   const auth: readonly ErrorStatus[] = d.public ? [] : anyKey ? [401, 429, 503] : [401, 403, 429, 503];
   const errors: ErrorStatus[] = [...(d.errors ?? []), ...auth];
   for (const status of errors.sort()) response[status] = ERRORS[status];
+  if (scope === 'system') response[403] = SYSTEM_403;
+  const description =
+    scope === 'system' ? [SYSTEM_NOTE, d.description].filter(Boolean).join('\n\n') : d.description;
   return {
     summary: d.summary,
     tags: [d.tag],
-    ...(d.description && { description: d.description }),
+    ...(description && { description }),
     ...(d.public && { security: [] }),
     ...(d.body && { body: d.body }),
     ...(d.query && { querystring: d.query }),
@@ -78,9 +91,9 @@ export function schemaOf(d: RouteDoc, anyKey = false): FastifySchema {
   };
 }
 
-/** The options of a documented route: who may call it, and its schema. */
-export function documented(scope: Scope | 'public' | 'any', d: RouteDoc) {
-  return { config: { scope }, schema: schemaOf(d, scope === 'any') };
+/** The options of a documented route: who may call it (access.ts), and its schema. */
+export function documented(scope: Access | 'public' | 'any', d: RouteDoc) {
+  return { config: { scope }, schema: schemaOf(d, scope) };
 }
 
 /** A request body whose `tenant` the key supplies: optional in the document. */

@@ -2,6 +2,7 @@ import type { JobCommands, Replays, ScheduleCommands } from '@kairos/commands';
 import type { Pool } from '@kairos/db';
 import {
   clientErrorProblem,
+  DEFAULT_RATE_PER_SEC,
   frameworkErrorProblem,
   installAuth,
   installRequestMetrics,
@@ -130,7 +131,12 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   if (options.schedules) scheduleRoutes(app, options.schedules, options.commands.limits);
   dlqRoutes(app, options.pool);
   if (options.replays) replayRoutes(app, options.replays);
-  keyRoutes(app, options.pool, verifier, log);
+  keyRoutes(app, {
+    pool: options.pool,
+    verifier,
+    defaultRatePerSec: options.defaultRatePerSec ?? DEFAULT_RATE_PER_SEC,
+    log,
+  });
   if (options.status) {
     statusRoutes(app, options.status);
     workerRoutes(app, options.status);

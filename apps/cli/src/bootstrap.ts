@@ -47,11 +47,14 @@ async function createFirstKey(t: BootstrapTarget, name: string): Promise<void> {
     applicationName: 'kairos-bootstrap',
   });
   try {
-    const { key, row } = await createApiKey(
+    const made = await createApiKey(
       pool,
       { name, tenant: '*', scopes: ['admin'], expiresAt: null, ratePerSec: null },
       'bootstrap',
     );
+    // Only a key (k_…) as creator can be refused.
+    if (!made) throw new Error('createApiKey refused a bootstrap key');
+    const { key, row } = made;
     console.log(`admin API key ${row.id} (${row.name}), shown this once; keep it secret:\n${key}`);
   } finally {
     await pool.end();

@@ -4,7 +4,9 @@ import { contextOf } from './context.js';
 type Key = Record<string, unknown> & { id: string };
 
 export function keysCommand(): Command {
-  const keys = new Command('keys').description('API keys (needs an admin key)');
+  const keys = new Command('keys').description(
+    "API keys (needs an admin key; a tenant's admin manages its tenant's keys only)",
+  );
   keys
     .command('create')
     .requiredOption('--name <name>')
@@ -13,8 +15,8 @@ export function keysCommand(): Command {
       'comma-separated: jobs:read, jobs:write, schedules:read, schedules:write, dlq:read, dlq:replay, admin',
     )
     .option('--tenant <tenant>', "a tenant or '*' (default: your key's)")
-    .option('--expires-at <time>')
-    .option('--rate <n>', 'requests per second')
+    .option('--expires-at <time>', "no later than your key's expiry (default: your key's)")
+    .option('--rate <n>', "requests per second, at most your key's rate (default: your key's)")
     .action(async (o: Record<string, string | undefined>, cmd: Command) => {
       const { api, out } = contextOf(cmd);
       const k = await api.post<Key & { key: string }>('/v1/keys', {
@@ -36,10 +38,19 @@ export function keysCommand(): Command {
     if (!out.data(r))
       out.table(r.keys, ['id', 'name', 'tenant', 'scopes', 'rate_per_sec', 'expires_at', 'revoked_at']);
   });
-  keys.command('revoke <id>').action(async (id: string, _o, cmd: Command) => {
-    const { api, out } = contextOf(cmd);
-    const k = await api.call<Key>('DELETE', `/v1/keys/${encodeURIComponent(id)}`);
-    if (!out.data(k)) out.line(`${k.id} revoked at ${String(k.revoked_at)}`);
-  });
+  keys
+    .command('revoke <id>')
+    .option('--cascade', 'also revoke every key it made, and the keys those made')
+    .action(async (id: string, o: { cascade?: boolean }, cmd: Command) => {
+      const { api, out } = contextOf(cmd);
+      const query = o.cascade ? '?cascade=true' : '';
+      const k = await api.call<Key & { cascaded?: string[] }>(
+        'DELETE',
+        `/v1/keys/${encodeURIComponent(id)}${query}`,
+      );
+      if (out.data(k)) return;
+      out.line(`${k.id} revoked at ${String(k.revoked_at)}`);
+      if (k.cascaded?.length) out.line(`revoked with it: ${k.cascaded.join(', ')}`);
+    });
   return keys;
 }

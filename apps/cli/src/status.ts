@@ -14,11 +14,14 @@ interface SystemStatus {
   }[];
 }
 
-/** The API's health and the key; with an admin key also the dependencies, the apps and their consumer lag. */
+/**
+ * The API's health and the key; with an admin key of every tenant (the system admin) also the
+ * dependencies, the apps and their consumer lag.
+ */
 export function statusCommand(): Command {
   return new Command('status')
     .description(
-      'is the API up, who is this key; with an admin key: services, apps (consumer groups) and their lag',
+      "is the API up, who is this key; with an admin key of every tenant ('*'): services, apps (consumer groups) and their lag",
     )
     .action(async (_o, cmd: Command) => {
       const { api, out } = contextOf(cmd);
@@ -34,7 +37,8 @@ export function statusCommand(): Command {
       if (system?.services.some((s) => !s.ok)) process.exitCode = 1;
       if (out.data(status)) return;
       record(out, { api: status.api, health: status.health, ...who });
-      if (!system) return out.line('services, apps and consumer lag: need a key with the admin scope');
+      if (!system)
+        return out.line("services, apps and consumer lag: need an admin key of every tenant ('*')");
       out.table(
         system.services.map((s) => ({ ...s, ok: s.ok ? 'up' : 'DOWN' })),
         ['name', 'ok', 'latency_ms', 'detail'],

@@ -13,10 +13,12 @@ interface WorkerGroup {
   workers: { worker_id: string; host: string; live: boolean; last_seen_at: string }[];
 }
 
-/** Worker services (`GET /v1/workers`) and retiring a group no service uses (an admin key). */
+/** Worker services (`GET /v1/workers`) and retiring a group no service uses (an admin key of every tenant). */
 export function workersCommand(): Command {
   const workers = new Command('workers')
-    .description('worker services: groups, classes, handled job types, members, lag, last seen (admin key)')
+    .description(
+      'worker services: groups, classes, handled job types, members, lag, last seen (an admin key of every tenant)',
+    )
     .action(async (_o, cmd: Command) => {
       const { api, out } = contextOf(cmd);
       const r = await api.get<{ groups: WorkerGroup[] }>('/v1/workers');

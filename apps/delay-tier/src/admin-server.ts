@@ -20,7 +20,10 @@ export interface AdminServerOptions {
   readonly admin: TierAdmin;
   /** Prometheus exposition, e.g. the delay tier metrics of @kairos/observability. */
   readonly metrics: { text(): Promise<string>; readonly contentType: string };
-  /** API keys: /admin/* needs an `admin` key; `off` for local development only. */
+  /**
+   * API keys: /admin/* needs an admin key of every tenant (it acts on every tenant's dispatch);
+   * `off` for local development only.
+   */
   readonly keys: KeyVerifier | 'off';
   /** What `GET /readyz` asks (Redis, PostgreSQL, the tier running). Default: none (always ready). */
   readonly readiness?: readonly ReadinessCheck[];
@@ -35,8 +38,20 @@ const lookaheadBody = z
   .object({ lookahead_ms: z.number().int().min(LOOKAHEAD_MIN_MS).max(LOOKAHEAD_MAX_MS) })
   .strict();
 
+/**
+ * Bounds of a class's rate limit an operator may set: from one dispatch per 100 s (slower is a
+ * pause by another name, and a typo such as 1e-9 would hold a class for every tenant for ever)
+ * to 100,000 a second, with a burst of 1 to 100,000.
+ */
+export const RATE_LIMIT_MIN_PER_SEC = 0.01;
+export const RATE_LIMIT_MAX_PER_SEC = 100_000;
+export const RATE_LIMIT_MAX_BURST = 100_000;
+
 const rateLimitBody = z
-  .object({ rate_per_sec: z.number().positive(), burst: z.number().int().min(1) })
+  .object({
+    rate_per_sec: z.number().min(RATE_LIMIT_MIN_PER_SEC).max(RATE_LIMIT_MAX_PER_SEC),
+    burst: z.number().int().min(1).max(RATE_LIMIT_MAX_BURST),
+  })
   .strict();
 
 /** Every failing field of `input`, one entry per unknown key too; none when it parses. */
@@ -70,8 +85,9 @@ const rateLimitView = (l: RateLimit) => ({ rate_per_sec: l.ratePerSec, burst: l.
 
 /**
  * Builds the delay tier's operator server (not listening yet): /metrics, /healthz and /readyz (open, for
- * scrapers and probes) and, behind an `admin` API key, /admin/* for status, the lookahead window
- * and per-resource-class rate limits.
+ * scrapers and probes) and, behind an admin API key of every tenant (the system admin: a lookahead
+ * or a class's rate limit holds for every tenant), /admin/* for status, the lookahead window and
+ * per-resource-class rate limits.
  */
 export async function createAdminServer(options: AdminServerOptions): Promise<FastifyInstance> {
   const log = options.log ?? silentLogger();
@@ -95,14 +111,14 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
 
   await installAuth(app, { keys: options.keys });
   const open = { config: { scope: 'public' } } as const;
-  const adminOnly = { config: { scope: 'admin' } } as const;
+  const systemOnly = { config: { scope: 'system' } } as const;
   app.get('/metrics', open, async (_req, reply) =>
     reply.type(metrics.contentType).send(await metrics.text()),
   );
   app.get('/healthz', open, () => ({ status: 'ok' }));
   app.get('/readyz', open, readinessHandler(options.readiness ?? []));
 
-  app.get('/admin/status', adminOnly, async () => {
+  app.get('/admin/status', systemOnly, async () => {
     const { partitions } = await admin.status();
     return {
       partitions: partitions.map((p) => ({
@@ -119,8 +135,8 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
     const l = admin.lookahead();
     return { configured_ms: l.configuredMs, effective_ms: l.effectiveMs };
   };
-  app.get('/admin/lookahead', adminOnly, lookaheadView);
-  app.put('/admin/lookahead', adminOnly, (req) => {
+  app.get('/admin/lookahead', systemOnly, lookaheadView);
+  app.put('/admin/lookahead', systemOnly, (req) => {
     rejectIfAny(fieldErrors(lookaheadBody, req.body));
     const { lookahead_ms } = lookaheadBody.parse(req.body);
     admin.setLookahead(lookahead_ms);
@@ -128,13 +144,13 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
     return lookaheadView();
   });
 
-  app.get('/admin/rate-limits', adminOnly, async () => {
+  app.get('/admin/rate-limits', systemOnly, async () => {
     const limits = await admin.rateLimits();
     return {
       rate_limits: Object.fromEntries(Object.entries(limits).map(([rc, l]) => [rc, rateLimitView(l)])),
     };
   });
-  app.put<{ Params: { class: string } }>('/admin/rate-limits/:class', adminOnly, async (req) => {
+  app.put<{ Params: { class: string } }>('/admin/rate-limits/:class', systemOnly, async (req) => {
     const resourceClass = req.params.class;
     rejectIfAny([...classErrors(resourceClass), ...fieldErrors(rateLimitBody, req.body)]);
     const body = rateLimitBody.parse(req.body);
@@ -143,7 +159,7 @@ export async function createAdminServer(options: AdminServerOptions): Promise<Fa
     log.info({ resourceClass, ...limit }, 'rate limit set through the admin API');
     return { resource_class: resourceClass, ...rateLimitView(limit) };
   });
-  app.delete<{ Params: { class: string } }>('/admin/rate-limits/:class', adminOnly, async (req, reply) => {
+  app.delete<{ Params: { class: string } }>('/admin/rate-limits/:class', systemOnly, async (req, reply) => {
     const resourceClass = req.params.class;
     rejectIfAny(classErrors(resourceClass));
     await admin.clearRateLimit(resourceClass);

@@ -171,6 +171,10 @@ describe('delay tier admin server', () => {
     ['io', { rate_per_sec: 10, burst: 1, ratePerSec: 1 }, ['ratePerSec']],
     ['GPU', { rate_per_sec: 10, burst: 1 }, ['class']],
     ['GPU', { rate_per_sec: 'fast', burst: 0 }, ['burst', 'class', 'rate_per_sec']],
+    // Out of bounds: a typo's 1e-9/s would hold a class for every tenant for ever.
+    ['io', { rate_per_sec: 1e-9, burst: 1 }, ['rate_per_sec']],
+    ['io', { rate_per_sec: 0.0099, burst: 1 }, ['rate_per_sec']],
+    ['io', { rate_per_sec: 100_001, burst: 100_001 }, ['burst', 'rate_per_sec']],
   ])('rejects rate limit %s %j naming %j, changing nothing', async (rc, payload, fields) => {
     const { app, admin } = await setup();
     const res = await app.inject({ method: 'PUT', url: `/admin/rate-limits/${rc}`, payload });

@@ -1,8 +1,9 @@
 import { KairosError } from './errors.js';
 
 /**
- * What an API key may do. `admin` holds every other scope and alone manages keys and the delay
- * tier's admin endpoints. Reads are separate from writes so a dashboard's key cannot cancel.
+ * What an API key may do within its tenant. `admin` holds every other scope and manages the
+ * tenant's keys; an `admin` key of every tenant is also the system admin (see access.ts). Reads
+ * are separate from writes so a dashboard's key cannot cancel.
  */
 export const SCOPES = [
   'jobs:read',
@@ -29,6 +30,8 @@ export interface Principal {
   readonly scopes: readonly Scope[];
   /** Requests per second this key may make; null: the deployment's default. */
   readonly ratePerSec: number | null;
+  /** When the key stops working; null: never. The keys it makes expire no later. */
+  readonly expiresAt: Date | null;
 }
 
 /** The principal of every request when authentication is off (local development only). */
@@ -38,21 +41,16 @@ export const ANONYMOUS_ADMIN: Principal = {
   tenant: ANY_TENANT,
   scopes: ['admin'],
   ratePerSec: null,
+  expiresAt: null,
 };
 
 export function isScope(s: string): s is Scope {
   return (SCOPES as readonly string[]).includes(s);
 }
 
+/** Whether the key holds the scope for its own tenant (`admin` holds them all). */
 export function hasScope(p: Principal, scope: Scope): boolean {
   return p.scopes.includes('admin') || p.scopes.includes(scope);
-}
-
-/** 403 unless the principal holds the scope. */
-export function requireScope(p: Principal, scope: Scope): void {
-  if (!hasScope(p, scope)) {
-    throw new KairosError('FORBIDDEN', `this API key lacks the scope ${scope}`);
-  }
 }
 
 /** Whether the principal may see a row of this tenant (else it is answered as not found). */
@@ -127,72 +125,4 @@ export function bearerToken(header: unknown): string | undefined {
   if (typeof header !== 'string') return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return m?.[1];
-}
-
-export interface NewKeySpec {
-  readonly name: string;
-  readonly tenant: string;
-  readonly scopes: readonly Scope[];
-  readonly expiresAt: Date | null;
-  readonly ratePerSec: number | null;
-}
-
-/**
- * Validates a key-creation request (`{name, tenant?, scopes, expires_at?, rate_per_sec?}`) made
- * by `creator`: a key never gets more than its creator has (a tenant admin makes keys of its own
- * tenant with scopes it holds).
- */
-export function parseNewKey(body: unknown, creator: Principal, now: Date): NewKeySpec {
-  const b = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<
-    string,
-    unknown
-  >;
-  const errors: { field: string; message: string }[] = [];
-  const bad = (field: string, message: string) => errors.push({ field, message });
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) bad('(body)', 'must be an object');
-  for (const k of Object.keys(b)) {
-    if (!['name', 'tenant', 'scopes', 'expires_at', 'rate_per_sec'].includes(k)) bad(k, 'unknown field');
-  }
-  const name = b.name;
-  if (typeof name !== 'string' || !/^[\w.:@-]{1,100}$/.test(name)) {
-    bad('name', 'required: 1–100 letters, digits or ._:@-');
-  }
-  const tenant = b.tenant ?? (creator.tenant === ANY_TENANT ? undefined : creator.tenant);
-  if (typeof tenant !== 'string' || !(tenant === ANY_TENANT || /^[\w.:@-]{1,200}$/.test(tenant))) {
-    bad('tenant', 'required: a tenant id or "*"');
-  } else if (creator.tenant !== ANY_TENANT && tenant !== creator.tenant) {
-    bad('tenant', `must be ${creator.tenant} (your key's tenant)`);
-  }
-  const scopes = Array.isArray(b.scopes) ? b.scopes : [];
-  if (!Array.isArray(b.scopes) || scopes.length === 0)
-    bad('scopes', `required: a list of ${SCOPES.join(', ')}`);
-  scopes.forEach((s, i) => {
-    if (typeof s !== 'string' || !isScope(s)) bad(`scopes.${i}`, `one of ${SCOPES.join(', ')}`);
-    else if (!hasScope(creator, s)) bad(`scopes.${i}`, `your key does not hold ${s}`);
-  });
-  const expiresAt = parseExpiry(b.expires_at, now, bad);
-  const rate = b.rate_per_sec ?? null;
-  if (
-    rate !== null &&
-    (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 1 || rate > 1_000_000)
-  ) {
-    bad('rate_per_sec', 'an integer from 1 to 1,000,000, or null for the default');
-  }
-  if (errors.length > 0)
-    throw new KairosError('VALIDATION', `${errors.length} invalid field(s)`, { fields: errors });
-  return {
-    name: name as string,
-    tenant: tenant as string,
-    scopes: [...new Set(scopes as Scope[])],
-    expiresAt,
-    ratePerSec: rate as number | null,
-  };
-}
-
-function parseExpiry(v: unknown, now: Date, bad: (f: string, m: string) => void): Date | null {
-  if (v === undefined || v === null) return null;
-  const at = typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v) ? new Date(v) : new Date(NaN);
-  if (Number.isNaN(at.getTime())) bad('expires_at', 'an ISO-8601 time with an offset, or null');
-  else if (at.getTime() <= now.getTime()) bad('expires_at', 'must be in the future');
-  return at;
 }

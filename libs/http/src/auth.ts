@@ -1,12 +1,16 @@
 import rateLimit from '@fastify/rate-limit';
-import { ANONYMOUS_ADMIN, KairosError, requireScope, type Principal, type Scope } from '@kairos/core';
+import { ANONYMOUS_ADMIN, KairosError, requireAccess, type Access, type Principal } from '@kairos/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyVerifier } from './key-verifier.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a route needs, `any` (any valid key) or `public` (health, the API description). */
-    scope?: Scope | 'public' | 'any';
+    /**
+     * What a route needs: a scope of the key's tenant, `system` (an admin key of every tenant:
+     * the route acts on the whole deployment), `any` (any valid key) or `public` (health, the
+     * API description).
+     */
+    scope?: Access | 'public' | 'any';
   }
   interface FastifyRequest {
     /** The caller, set by the auth hook on every non-public route; null on public ones. */
@@ -57,7 +61,7 @@ export async function installAuth(app: FastifyInstance, options: AuthOptions): P
     if (scope === undefined || scope === 'public') return done();
     const admit = (principal: Principal): void => {
       req.principal = principal;
-      if (scope !== 'any') requireScope(principal, scope);
+      if (scope !== 'any') requireAccess(principal, scope);
     };
     try {
       const known = keys === 'off' ? ANONYMOUS_ADMIN : keys.known(req.headers.authorization);
