@@ -3,28 +3,38 @@
 // libraries they use are inside it, and only kafkajs, avsc (and ioredis, prom-client and
 // @opentelemetry/api for the worker) remain dependencies. The schema registry client is bundled from its own module, not the package's
 // index, so none of the cloud KMS SDKs that come with @confluentinc/schemaregistry is installed.
+// The .d.ts import no package but those a service's `tsc` can check with skipLibCheck off (see
+// `types` below), and the README links to nothing outside the package.
 //
 // Usage: node scripts/pack-sdks.mjs [--out <dir>]   (default .build/packages)
 // Prints one JSON line per tarball: { name, tarball, bytes, bundledPackages }.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'tsdown';
+import ts from 'typescript';
 
 const root = resolve(import.meta.dirname, '..');
 const { values: args } = parseArgs({ options: { out: { type: 'string' } } });
 const out = resolve(args.out ?? join(root, '.build/packages'));
 
-/** What each SDK leaves to npm: the big, well-known runtime libraries, at the workspace's ranges. */
+/**
+ * What each SDK leaves to npm: the big, well-known runtime libraries, at the workspace's ranges.
+ * `types`: the packages its public declarations may import. Only ones whose own declarations are
+ * complete without packages lacking types: ioredis's import `redis-errors` (no types), so a service
+ * compiling with skipLibCheck off fails on them (TS7016) if our .d.ts imports ioredis.
+ */
 const SDKS = [
   {
     dir: 'libs/worker-sdk',
     // @opentelemetry/api stays a dependency: one copy per service, whose SDK registration it sees.
     runtime: ['kafkajs', 'ioredis', 'avsc', 'prom-client', '@opentelemetry/api'],
+    types: ['prom-client'], // WorkerOptions.metrics is a prom-client Registry
     assets: { 'libs/redis/src/scripts': 'dist/scripts' },
   },
-  { dir: 'libs/client', runtime: ['kafkajs', 'avsc'], assets: {} },
+  { dir: 'libs/client', runtime: ['kafkajs', 'avsc'], types: [], assets: {} },
 ];
 
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
@@ -66,6 +76,82 @@ function thirdPartyNotices(mapFile) {
     count: names.size,
     text: `# Third-party notices\n\nThis package bundles the following packages.\n\n${sections.join('\n\n')}\n`,
   };
+}
+
+/**
+ * Drops the imports a bundled declaration file does not use, and returns the modules it still
+ * imports. The bundler keeps an external package's import after tree-shaking every declaration
+ * that used it (`import { Cluster, Redis } from "ioredis"` with neither name left), and a
+ * service's `tsc` then loads that package's types all the same.
+ */
+function pruneUnusedImports(file) {
+  const text = readFileSync(file, 'utf8');
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const used = new Set();
+  const modules = new Set();
+  const visit = (node) => {
+    if (ts.isImportDeclaration(node)) return;
+    if (ts.isIdentifier(node)) used.add(node.text);
+    if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument))
+      modules.add(node.argument.literal.text);
+    if (ts.isExportDeclaration(node) && node.moduleSpecifier) modules.add(node.moduleSpecifier.text);
+    ts.forEachChild(node, visit);
+  };
+  ts.forEachChild(sf, visit);
+  const edits = [];
+  for (const node of sf.statements.filter(ts.isImportDeclaration)) {
+    const clause = node.importClause;
+    const from = node.moduleSpecifier.getText(sf);
+    const parts = [];
+    if (clause?.name && used.has(clause.name.text)) parts.push(clause.name.text);
+    const bindings = clause?.namedBindings;
+    if (bindings && ts.isNamespaceImport(bindings) && used.has(bindings.name.text))
+      parts.push(bindings.getText(sf));
+    if (bindings && ts.isNamedImports(bindings)) {
+      const kept = bindings.elements.filter((e) => used.has(e.name.text)).map((e) => e.getText(sf));
+      if (kept.length > 0) parts.push(`{ ${kept.join(', ')} }`);
+    }
+    const replacement =
+      parts.length === 0 ? '' : `import ${clause.isTypeOnly ? 'type ' : ''}${parts.join(', ')} from ${from};`;
+    if (parts.length > 0) modules.add(node.moduleSpecifier.text);
+    edits.push({ start: node.getStart(sf), end: node.end, replacement });
+  }
+  let pruned = text;
+  for (const e of edits.reverse()) pruned = pruned.slice(0, e.start) + e.replacement + pruned.slice(e.end);
+  writeFileSync(file, pruned.replace(/^\n+/, ''));
+  return modules;
+}
+
+/** Prunes every declaration file of a staged SDK; fails if one imports a package not in `types`. */
+function checkDeclarations(sdk, stage) {
+  const builtin = new Set(builtinModules);
+  for (const f of readdirSync(join(stage, 'dist')).filter((f) => /\.d\.[cm]ts$/.test(f))) {
+    for (const m of pruneUnusedImports(join(stage, 'dist', f))) {
+      const pkg = m.startsWith('@') ? m.split('/').slice(0, 2).join('/') : m.split('/')[0];
+      if (m.startsWith('node:') || builtin.has(m) || sdk.types.includes(pkg)) continue;
+      throw new Error(
+        `${sdk.dir}: dist/${f} imports ${m}; a service's tsc would check its types too. ` +
+          'Keep its types out of the public API, or add it to `types` if its declarations are complete',
+      );
+    }
+  }
+}
+
+/**
+ * Fails on a link of the README that leads nowhere once packed: one to a file outside the package
+ * (`../../README.md` of the repository) or not in it. A link is an absolute URL, an anchor, or a
+ * file the tarball holds.
+ */
+function checkReadmeLinks(sdk, stage, packedFiles) {
+  const readme = readFileSync(join(stage, 'README.md'), 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/`[^`\n]*`/g, '');
+  for (const [, target] of readme.matchAll(/\]\(([^)\s]+)\)/g)) {
+    if (/^(https?:|mailto:|#)/.test(target)) continue;
+    const path = target.split('#')[0].replace(/^\.\//, '');
+    if (!packedFiles.has(path))
+      throw new Error(`${sdk.dir}/README.md links to ${target}, which is not in the package`);
+  }
 }
 
 async function bundle(sdk, stage) {
@@ -135,6 +221,7 @@ for (const sdk of SDKS) {
   // The schemas package reads its .avsc files from the folder above its code: the package root here.
   for (const f of readdirSync(join(root, 'schemas')).filter((f) => f.endsWith('.avsc')))
     cpSync(join(root, 'schemas', f), join(stage, f));
+  checkDeclarations(sdk, stage);
   const notices = thirdPartyNotices(join(stage, 'dist/index.mjs.map'));
   writeFileSync(join(stage, 'THIRD-PARTY-NOTICES.md'), notices.text);
   for (const f of readdirSync(join(stage, 'dist')).filter((f) => f.endsWith('.map')))
@@ -147,6 +234,12 @@ for (const sdk of SDKS) {
   )[0];
   const tarball = join(out, packed.filename);
   if (!existsSync(tarball)) throw new Error(`npm pack wrote no ${tarball}`);
+  try {
+    checkReadmeLinks(sdk, stage, new Set(packed.files.map((f) => f.path)));
+  } catch (err) {
+    rmSync(tarball);
+    throw err;
+  }
   console.log(
     JSON.stringify({
       name: source.name,
