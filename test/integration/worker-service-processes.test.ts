@@ -74,6 +74,16 @@ async function create(
   return ids;
 }
 
+/** The lag on kairos.waiting.io of the waiting router's group, as `GET /v1/status` (kairos status) shows it. */
+async function waitingLag(d: ProcessDeployment): Promise<number> {
+  const res = await fetch(`${d.apiUrl}/v1/status`, { headers: { authorization: `Bearer ${d.apiKey}` } });
+  const status = (await res.json()) as {
+    groups: { group: string; topics: { topic: string; lag: number }[] }[];
+  };
+  const topics = status.groups.filter((g) => g.group.endsWith('-waiting')).flatMap((g) => g.topics);
+  return topics.filter((t) => t.topic.endsWith('kairos.waiting.io')).reduce((n, t) => n + t.lag, 0);
+}
+
 async function states(d: ProcessDeployment): Promise<Record<string, number>> {
   const { rows } = await d.pool.query<{ state: string; n: number }>(
     'SELECT state, count(*)::int AS n FROM jobs GROUP BY state',
@@ -134,6 +144,8 @@ test('two services and the example worker share class io: each job runs once in 
   for (const id of ledger) expect(calls.ran.get(id), id).toBeUndefined();
   const metrics = await (await fetch(`${calls.tierUrl}/metrics`)).text();
   expect(metrics).toContain('kairos_tasks_waiting{resource_class="io",job_type="ledger.close"} 50');
+  // kairos status shows them too: the waiting router's group lags by at least those 50 on io.
+  expect(await waitingLag(d)).toBeGreaterThanOrEqual(50);
 
   // The service that handles them starts: each runs once, there, and the alert clears.
   await startService(d, ns, 'ledger', ['ledger.close']);

@@ -57,6 +57,8 @@ export class WaitingRouter extends LifecycleService {
   readonly #o: WaitingRouterOptions;
   readonly #consumer: HandoffConsumer;
   readonly #held = new Map<string, Held[]>();
+  /** The offset last committed per partition held here. */
+  readonly #committed = new Map<string, string>();
   readonly #decoders = new Map<string, RecordDecoder<TaskDispatchRecord>>();
   #timer: NodeJS.Timeout | undefined;
   #routing: Promise<void> = Promise.resolve();
@@ -123,6 +125,7 @@ export class WaitingRouter extends LifecycleService {
       if (!assignment.get(topic)?.has(partition)) {
         this.#size -= this.#held.get(key)?.length ?? 0;
         this.#held.delete(key);
+        this.#committed.delete(key);
       }
     }
   }
@@ -179,19 +182,25 @@ export class WaitingRouter extends LifecycleService {
     return undefined;
   }
 
-  /** Commits each partition up to its first task still waiting, and forgets what is behind it. */
+  /**
+   * Commits each partition up to its first task still waiting, and forgets what is behind it. A
+   * partition whose first task still waits is committed at that task, once: so the group's lag
+   * (`kairos status`) counts the waiting tasks from the oldest on, also before any was routed.
+   */
   async #commit(): Promise<void> {
     const offsets = [];
     for (const [key, list] of this.#held) {
       let n = 0;
       while (n < list.length && list[n]?.routed) n++;
-      if (n === 0) continue;
+      const next = n === 0 ? list[0]?.offset : String(Number(list[n - 1]?.offset) + 1);
+      if (next === undefined || this.#committed.get(key) === next) continue;
       const [topic, partition] = splitKey(key);
-      offsets.push({ topic, partition, offset: String(Number(list[n - 1]?.offset) + 1) });
+      offsets.push({ topic, partition, offset: next, key });
       list.splice(0, n);
       this.#size -= n;
     }
-    await this.#consumer.commit(offsets);
+    await this.#consumer.commit(offsets.map(({ key: _, ...o }) => o));
+    for (const o of offsets) this.#committed.set(o.key, o.offset);
     if (this.#full && this.#size < (this.#o.maxHeld ?? 10_000) / 2) {
       this.#full = false;
       this.#consumer.resume();

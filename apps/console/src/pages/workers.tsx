@@ -41,7 +41,8 @@ function WorkerServices() {
       {r.data ? <Groups groups={r.data} /> : !r.error && <p aria-busy="true">Loading…</p>}
       <p class="muted">
         A task whose job type no live worker handles waits on its class’s waiting topic, counted by class and
-        type in <code>kairos_tasks_waiting</code> (alert <code>KairosTasksWaiting</code>).
+        type in <code>kairos_tasks_waiting</code> (alert <code>KairosTasksWaiting</code>); the Overview shows
+        them as the lag of the group <code>kairos-delay-tier-waiting</code>.
       </p>
     </>
   );
