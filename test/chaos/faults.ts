@@ -117,22 +117,22 @@ const splitBrain: Fault = {
   },
 };
 
+/** Redis loses every key (FLUSHALL on the suite's private redis-server). */
+async function flushRedis(ctx: FaultContext): Promise<void> {
+  const r = ctx.redis.client();
+  try {
+    await r.flushall();
+  } finally {
+    await r.quit();
+  }
+}
+
 const redisFaults: Fault[] = [
   {
     name: 'Redis SIGKILL and restart (empty)',
     inject: (ctx) => ctx.redis.restart(),
   },
-  {
-    name: 'Redis FLUSHALL',
-    async inject(ctx) {
-      const r = ctx.redis.client();
-      try {
-        await r.flushall();
-      } finally {
-        await r.quit();
-      }
-    },
-  },
+  { name: 'Redis FLUSHALL', inject: flushRedis },
   {
     name: 'Redis partial key loss (half the keys)',
     async inject(ctx) {
@@ -158,12 +158,7 @@ const redisFaults: Fault[] = [
 const newGroupAfterRedisLoss: Fault = {
   name: 'Redis FLUSHALL, then a new worker group joins',
   async inject(ctx) {
-    const r = ctx.redis.client();
-    try {
-      await r.flushall();
-    } finally {
-      await r.quit();
-    }
+    await flushRedis(ctx);
     const role = CHAOS_SERVICES[0];
     await ctx.workers.startWorker({ ...role, groupId: `${ctx.ns.prefix}chaos-late-${Date.now()}` });
   },
